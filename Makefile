@@ -1,0 +1,29 @@
+# Two commands on a fresh machine:
+#   make demo   -- set up .venv and run the whole pipeline on the bundled sample
+#   make test   -- set up .venv and run the test suite
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: venv demo test lint bench-smoke clean
+
+$(STAMP): setup.cfg setup.py pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/uv pip install --python $(BIN)/python -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/trendlake demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check optimizer engine jobs dags tests benchmarks
+
+clean:
+	rm -rf $(VENV) lake out

@@ -1,0 +1,117 @@
+"""The trendlake runtime: executes a plan over time-ordered events.
+
+``evaluate(plan, events)`` partitions the events per query by its group-by
+and equivalence attributes, runs the chosen strategy on each partition and
+returns one result row per (query, group, window) with at least one trend.
+The engine reads only the plan JSON (docs/plan-format.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from engine.events import Event, format_ts, partition, read_events
+from engine.plan import Plan, PlanError, load_plan
+from engine.query import CompiledQuery
+from engine.results import CAP, OVERFLOW, WindowResult, finalize
+
+__all__ = [
+    "CAP",
+    "OVERFLOW",
+    "Event",
+    "Plan",
+    "PlanError",
+    "STRATEGIES",
+    "evaluate",
+    "evaluate_query",
+    "format_ts",
+    "load_plan",
+    "read_events",
+    "strategy_for",
+]
+
+Runner = Callable[[CompiledQuery, list[Event]], dict[int, WindowResult]]
+
+
+def _reference() -> Runner:
+    from engine import reference
+
+    return reference.run
+
+
+# strategy name -> loader of its runner; a runner may raise Unsupported
+STRATEGIES: dict[str, Callable[[], Runner]] = {"twostep": _reference}
+
+
+class Unsupported(Exception):
+    """A strategy cannot evaluate a query (the message says why)."""
+
+
+def strategy_for(query: CompiledQuery, strategy: str) -> str:
+    """The concrete strategy for ``query``: ``auto`` follows the plan's granularity."""
+    if strategy != "auto":
+        if strategy not in STRATEGIES and strategy not in ("greta", "cogra"):
+            raise ValueError(f"unknown strategy {strategy!r} (use auto, greta, cogra or twostep)")
+        return strategy
+    return "cogra" if query.granularity in ("type", "mixed", "pattern") else "greta"
+
+
+def _runner(name: str) -> Runner:
+    if name not in STRATEGIES:
+        raise ValueError(f"strategy {name!r} is not available in this build")
+    return STRATEGIES[name]()
+
+
+def evaluate_query(
+    query: CompiledQuery, events: Iterable[Event], strategy: str = "auto"
+) -> list[dict[str, Any]]:
+    """Result rows of one query over a time-ordered event list (all partitions)."""
+    run = _runner(strategy_for(query, strategy))
+    rows = []
+    for key, part in partition(events, query.partition_by).items():
+        group = dict(zip(query.partition_by, key, strict=True))
+        for k, result in sorted(run(query, part).items()):
+            if not result.trends:
+                continue
+            start, end = query.window_bounds(k)
+            row: dict[str, Any] = {"query": query.name}
+            row.update({g: group[g] for g in query.group_by})
+            row["window_start"] = start
+            row["window_end"] = end
+            row.update(finalize(query, result))
+            rows.append(row)
+    return rows
+
+
+def evaluate(
+    plan: Plan | dict[str, Any] | str | Path,
+    events: Iterable[Event],
+    *,
+    workload_hash: str | None = None,
+    strategy: str = "auto",
+    queries: Iterable[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Run every query of ``plan`` (or the named ones) over ``events``.
+
+    Rows come out per query in plan order, then by group and window start.
+    """
+    if not isinstance(plan, Plan):
+        plan = load_plan(plan, workload_hash)
+    elif workload_hash is not None and plan.workload_hash != workload_hash:
+        plan = load_plan(plan.raw, workload_hash)
+    events = list(events)
+    wanted = list(plan.queries) if queries is None else list(queries)
+    rows: list[dict[str, Any]] = []
+    for name in wanted:
+        if name not in plan.queries:
+            raise PlanError(f"plan has no query {name!r}")
+        query_rows = evaluate_query(plan.queries[name], events, strategy)
+        query_rows.sort(key=lambda r: (tuple(_sortable(r.get(g)) for g in plan.queries[name].group_by), r["window_start"]))
+        rows.extend(query_rows)
+    return rows
+
+
+def _sortable(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value))

@@ -1,0 +1,107 @@
+"""Per-window aggregate state shared by all strategies, exact counts and the overflow rule.
+
+Strategies compute, per window, the number of trends and, for the query's
+aggregates, per-variable event counts, sums, minima and maxima over all
+trends. Counts are Python ints; a strategy may *saturate* a count that passed
+``CAP`` by replacing it with ``NAN`` (sticky under + and *), which finalize
+turns into ``OVERFLOW``. A result is therefore exact or marked, never wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.query import CompiledQuery
+
+CAP = 10**38 - 1  # the largest value of a decimal(38,0) result column
+NAN = float("nan")
+
+
+class _Overflow:
+    """The marker of a value too large for its result column."""
+
+    _instance: _Overflow | None = None
+
+    def __new__(cls) -> _Overflow:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "OVERFLOW"
+
+    def __reduce__(self) -> str:
+        return "OVERFLOW"
+
+
+OVERFLOW = _Overflow()
+
+
+def sat(count: int | float) -> int | float:
+    """A count, or NAN once it passed CAP (keeps big-int arithmetic bounded)."""
+    return count if count <= CAP else NAN
+
+
+def scale(value: int | float, count: int | float) -> int | float:
+    """``value * count`` for a sum contribution; 0 stays 0 even for an overflowed count."""
+    if value == 0 or count == 0:
+        return 0
+    return value * count
+
+
+@dataclass
+class WindowResult:
+    """What one window of one partition contributed, before finalization."""
+
+    trends: int | float = 0
+    counts: dict[str, int | float] = field(default_factory=dict)
+    sums: dict[tuple[str, str], int | float] = field(default_factory=dict)
+    mins: dict[tuple[str, str], Any] = field(default_factory=dict)
+    maxs: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+
+def _exact(value: int | float) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return OVERFLOW
+    if abs(value) > CAP:
+        return OVERFLOW
+    return value
+
+
+def finalize(query: CompiledQuery, result: WindowResult) -> dict[str, Any]:
+    """The aggregate columns of one result row, by output name."""
+    out: dict[str, Any] = {}
+    for agg in query.aggregates:
+        if agg.fn == "count_star":
+            out[agg.name] = _exact(result.trends)
+        elif agg.fn == "count":
+            out[agg.name] = _exact(result.counts.get(agg.var, 0))
+        elif agg.fn == "sum":
+            out[agg.name] = _exact(result.sums.get((agg.var, agg.attr), 0))
+        elif agg.fn == "avg":
+            total = _exact(result.sums.get((agg.var, agg.attr), 0))
+            n = _exact(result.counts.get(agg.var, 0))
+            if n == 0:
+                out[agg.name] = None
+            elif total is OVERFLOW or n is OVERFLOW:
+                out[agg.name] = OVERFLOW
+            else:
+                out[agg.name] = total / n
+        elif agg.fn == "min":
+            out[agg.name] = result.mins.get((agg.var, agg.attr))
+        elif agg.fn == "max":
+            out[agg.name] = result.maxs.get((agg.var, agg.attr))
+        else:
+            raise ValueError(f"unknown aggregate function {agg.fn!r}")
+    return out
+
+
+def is_equal(a: Any, b: Any, rel: float = 1e-9) -> bool:
+    """Result-value equality for tests: exact for ints, relative for floats."""
+    if isinstance(a, float) or isinstance(b, float):
+        if a is None or b is None or a is OVERFLOW or b is OVERFLOW:
+            return a is b
+        return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
+    return a == b
