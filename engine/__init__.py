@@ -8,13 +8,14 @@ The engine reads only the plan JSON (docs/plan-format.md).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from engine.events import Event, format_ts, partition, read_events
 from engine.plan import Plan, PlanError, load_plan
-from engine.query import CompiledQuery
+from engine.query import CompiledQuery, Unsupported
 from engine.results import CAP, OVERFLOW, WindowResult, finalize
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "Event",
     "Plan",
     "PlanError",
+    "Unsupported",
     "STRATEGIES",
     "evaluate",
     "evaluate_query",
@@ -35,24 +37,25 @@ __all__ = [
 Runner = Callable[[CompiledQuery, list[Event]], dict[int, WindowResult]]
 
 
-def _reference() -> Runner:
-    from engine import reference
+def _loader(module: str) -> Callable[[], Runner]:
+    def load() -> Runner:
+        return importlib.import_module(module).run
 
-    return reference.run
-
-
-# strategy name -> loader of its runner; a runner may raise Unsupported
-STRATEGIES: dict[str, Callable[[], Runner]] = {"twostep": _reference}
+    return load
 
 
-class Unsupported(Exception):
-    """A strategy cannot evaluate a query (the message says why)."""
+# strategy name -> loader of its ``run(query, events) -> {window index: WindowResult}``
+STRATEGIES: dict[str, Callable[[], Runner]] = {
+    "twostep": _loader("engine.reference"),
+    "greta": _loader("engine.greta"),
+    "cogra": _loader("engine.cogra"),
+}
 
 
 def strategy_for(query: CompiledQuery, strategy: str) -> str:
     """The concrete strategy for ``query``: ``auto`` follows the plan's granularity."""
     if strategy != "auto":
-        if strategy not in STRATEGIES and strategy not in ("greta", "cogra"):
+        if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} (use auto, greta, cogra or twostep)")
         return strategy
     return "cogra" if query.granularity in ("type", "mixed", "pattern") else "greta"
@@ -68,11 +71,20 @@ def evaluate_query(
     query: CompiledQuery, events: Iterable[Event], strategy: str = "auto"
 ) -> list[dict[str, Any]]:
     """Result rows of one query over a time-ordered event list (all partitions)."""
-    run = _runner(strategy_for(query, strategy))
+    name = strategy_for(query, strategy)
+    run = _runner(name)
     rows = []
     for key, part in partition(events, query.partition_by).items():
         group = dict(zip(query.partition_by, key, strict=True))
-        for k, result in sorted(run(query, part).items()):
+        try:
+            results = run(query, part)
+        except Unsupported:
+            if strategy != "auto":
+                raise
+            # the general event-grained strategy evaluates every query
+            run = _runner("greta")
+            results = run(query, part)
+        for k, result in sorted(results.items()):
             if not result.trends:
                 continue
             start, end = query.window_bounds(k)

@@ -18,6 +18,10 @@ CONTIGUOUS = "contiguous"
 SEMANTICS = (ANY, NEXT, CONTIGUOUS)
 
 
+class Unsupported(Exception):
+    """A strategy cannot evaluate a query; the message says which feature and why."""
+
+
 @dataclass(frozen=True)
 class Variable:
     """One type occurrence of the pattern (alias or type name)."""
