@@ -1,0 +1,170 @@
+"""``trendlake eval`` and ``trendlake plan``: a workload on a local event file, no Spark.
+
+``eval`` compiles the workload, writes its plan in memory, and runs the engine
+over a CSV, JSON-lines or Parquet file, printing one JSON object (or table
+row) per (query, group, window) with at least one trend. ``plan`` prints the
+plan JSON the optimizer writes for a workload.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+STRATEGY_CHOICES = ("auto", "greta", "cogra", "twostep")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="evaluate a workload on a local event file (no Spark)",
+        description=(
+            "Evaluate every query of WORKLOAD.etq over the events of FILE (CSV with a header "
+            "naming 'type', 'ts' and attribute columns; JSON lines; or Parquet) and print one "
+            "result per (query, group, window) that has at least one trend."
+        ),
+    )
+    p.add_argument("workload", type=Path, help="workload file (*.etq)")
+    p.add_argument("--events", required=True, type=Path, metavar="FILE", help="event file: .csv, .jsonl or .parquet")
+    p.add_argument("--stream", metavar="SCHEMA", help="stream schema (bundled name like 'rides' or a JSON path) to check the workload against")
+    p.add_argument("--strategy", choices=STRATEGY_CHOICES, default="auto", help="engine strategy (default: auto, the optimizer's granularity per query)")
+    p.add_argument("--format", choices=("json", "table"), default="json", help="output format (default: json lines)")
+    p.add_argument("--plan", type=Path, metavar="PLAN.json", help="run this plan instead of planning the workload (its workload hash must match)")
+    p.add_argument("--query", action="append", metavar="NAME", help="evaluate only this query (repeatable)")
+    p.set_defaults(func=run_eval)
+
+    q = sub.add_parser(
+        "plan",
+        help="print the plan JSON for a workload",
+        description="Compile WORKLOAD.etq and print the plan the engine executes (docs/plan-format.md).",
+    )
+    q.add_argument("workload", type=Path, help="workload file (*.etq)")
+    q.add_argument("--stream", metavar="SCHEMA", help="stream schema to check the workload against")
+    q.add_argument("--planner", default="none", help="planner name (default: none, no sharing)")
+    q.add_argument("--out", type=Path, help="write the plan here instead of stdout")
+    q.set_defaults(func=run_plan)
+
+
+def _fail(message: str) -> int:
+    print(f"trendlake: error: {message}", file=sys.stderr)
+    return 2
+
+
+def compile_plan(workload_path: Path, stream: str | None, planner: str = "none") -> tuple[dict[str, Any], str]:
+    """Parse, check and plan a workload file; returns (plan, workload hash)."""
+    import optimizer
+    from schemas import load_stream_schema
+
+    text = workload_path.read_text()
+    schema = load_stream_schema(stream) if stream else None
+    workload = optimizer.compile_workload(text, stream_schema=schema, path=str(workload_path))
+    plan = optimizer.build_plan(workload, planner=planner, stream=schema["stream"] if schema else None)
+    return plan, optimizer.workload_hash(text)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    import optimizer
+
+    try:
+        plan, _ = compile_plan(args.workload, args.stream, args.planner)
+    except (optimizer.WorkloadError, FileNotFoundError, KeyError) as err:
+        return _fail(str(err).strip("'\""))
+    text = json.dumps(plan, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+        print(f"wrote plan {plan['plan_id']} ({len(plan['queries'])} queries) to {args.out}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    import engine
+    import optimizer
+    from engine.events import EventFileError
+
+    try:
+        plan, whash = compile_plan(args.workload, args.stream)
+        if args.plan:
+            plan = json.loads(args.plan.read_text())
+        loaded = engine.load_plan(plan, workload_hash=whash)
+        schema = None
+        if args.stream:
+            from schemas import load_stream_schema
+
+            schema = load_stream_schema(args.stream)
+        events = read_event_file(args.events, schema)
+        started = time.perf_counter()
+        rows = engine.evaluate(loaded, events, strategy=args.strategy, queries=args.query)
+        elapsed = time.perf_counter() - started
+    except optimizer.WorkloadError as err:
+        return _fail(f"invalid workload, nothing evaluated:\n{err}")
+    except (engine.PlanError, EventFileError, FileNotFoundError, engine.Unsupported, ValueError) as err:
+        return _fail(str(err))
+    if args.format == "json":
+        for row in rows:
+            print(json.dumps(json_row(row)))
+    else:
+        print_table(rows, loaded)
+    print(
+        f"{len(events)} events, {len(rows)} result rows, {elapsed:.3f}s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def read_event_file(path: Path, schema: dict[str, Any] | None = None) -> list:
+    """Events of a file; a stream schema's time/type column names are honoured."""
+    from engine.events import read_events
+
+    if schema and (schema.get("time_column", "ts") != "ts" or schema.get("type_column", "type") != "type"):
+        raise ValueError("event files for eval must name their columns 'type' and 'ts'")
+    return read_events(path)
+
+
+def json_value(value: Any) -> Any:
+    from engine import OVERFLOW
+
+    if value is OVERFLOW:
+        return "OVERFLOW"
+    return value
+
+
+def json_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A result row for output: ISO-8601 UTC window bounds, OVERFLOW as a string."""
+    from engine import format_ts
+
+    out = {}
+    for key, value in row.items():
+        if key in ("window_start", "window_end"):
+            out[key] = format_ts(value)
+        else:
+            out[key] = json_value(value)
+    return out
+
+
+def print_table(rows: list[dict[str, Any]], plan: Any) -> None:
+    by_query: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_query.setdefault(row["query"], []).append(json_row(row))
+    for name, query_rows in by_query.items():
+        columns = [c for c in query_rows[0] if c != "query"]
+        cells = [[_cell(r.get(c)) for c in columns] for r in query_rows]
+        widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+        print(f"== {name} ({len(query_rows)} rows)")
+        print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)))
+        for row in cells:
+            print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+        print()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
