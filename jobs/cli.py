@@ -15,6 +15,8 @@ import sys
 # module path -> sub-commands it registers (for lazy import)
 COMMANDS: dict[str, tuple[str, ...]] = {
     "jobs.eval_cmd": ("eval", "plan"),
+    "jobs.optimize": ("optimize",),
+    "jobs.replay": ("replay",),
 }
 
 

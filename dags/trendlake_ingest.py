@@ -1,0 +1,34 @@
+"""Ingest new raw event files from the landing folder into bronze (Delta).
+
+Runs every 15 minutes; a file already ingested (same checksum) is skipped, so
+a run with no new files changes nothing. Marks the bronze Asset as updated.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from airflow.sdk import Asset, dag, task
+
+BRONZE = Asset(name="trendlake.bronze", uri="file:///trendlake/bronze")
+
+
+@dag(
+    dag_id="trendlake_ingest",
+    schedule=timedelta(minutes=15),
+    start_date=datetime(2026, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    tags=["trendlake"],
+)
+def trendlake_ingest():
+    @task(pool="trendlake_spark", outlets=[BRONZE])
+    def ingest() -> dict:
+        from jobs.pipeline import run_ingest
+
+        return run_ingest()
+
+    ingest()
+
+
+trendlake_ingest()
