@@ -9,6 +9,7 @@ The engine reads only the plan JSON (docs/plan-format.md).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -48,17 +49,20 @@ def _loader(module: str) -> Callable[[], Runner]:
 STRATEGIES: dict[str, Callable[[], Runner]] = {
     "twostep": _loader("engine.reference"),
     "greta": _loader("engine.greta"),
-    "cogra": _loader("engine.cogra"),
 }
+if importlib.util.find_spec("engine.cogra") is not None:
+    STRATEGIES["cogra"] = _loader("engine.cogra")
 
 
 def strategy_for(query: CompiledQuery, strategy: str) -> str:
     """The concrete strategy for ``query``: ``auto`` follows the plan's granularity."""
     if strategy != "auto":
         if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r} (use auto, greta, cogra or twostep)")
+            raise ValueError(f"unknown strategy {strategy!r} (use auto, {', '.join(sorted(STRATEGIES))})")
         return strategy
-    return "cogra" if query.granularity in ("type", "mixed", "pattern") else "greta"
+    if query.granularity in ("type", "mixed", "pattern") and "cogra" in STRATEGIES:
+        return "cogra"
+    return "greta"
 
 
 def _runner(name: str) -> Runner:

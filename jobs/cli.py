@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "jobs.eval_cmd": ("eval", "plan"),
     "jobs.optimize": ("optimize",),
     "jobs.replay": ("replay",),
+    "jobs.demo": ("demo",),
 }
 
 

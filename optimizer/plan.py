@@ -1,0 +1,99 @@
+"""The plan writer: a checked workload → plan JSON (docs/plan-format.md, format version 1)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from optimizer import ast
+from optimizer.analysis import Scope, granularity, panes_us, predicates, template
+from optimizer.parser import canonical_tokens
+
+FORMAT_VERSION = 1
+
+
+def workload_hash(text: str) -> str:
+    """``sha256:`` + hex SHA-256 of the canonical token stream joined by one space."""
+    canonical = " ".join(canonical_tokens(text))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def statistics_fingerprint(statistics: dict[str, Any] | None) -> str:
+    """``nostats``, or the first 12 hex digits of the SHA-256 of the statistics as sorted JSON."""
+    if statistics is None:
+        return "nostats"
+    data = json.dumps(statistics, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:12]
+
+
+def query_entry(query: ast.Query) -> dict[str, Any]:
+    """One entry of the plan's ``queries`` list for a checked query."""
+    scope = Scope(query.pattern)
+    preds = predicates(query, scope)
+    tpl = template(query.pattern)
+    assert query.window is not None
+    group_by = [g.name for g in query.group_by]
+    partition_by = list(dict.fromkeys(group_by + preds.equivalence))
+    aggregates: list[dict[str, Any]] = []
+    returns: list[str] = []
+    for item in query.returns:
+        if isinstance(item, ast.Name):
+            returns.append(item.name)
+            continue
+        agg: dict[str, Any] = {"name": item.output_name, "fn": item.fn}
+        if item.var is not None:
+            agg["var"] = scope.var(item.var)
+        if item.attr is not None:
+            agg["attr"] = item.attr
+        aggregates.append(agg)
+        returns.append(item.output_name)
+    return {
+        "name": query.name,
+        "semantics": query.semantics,
+        "window": {"within_us": query.window.within_us, "slide_us": query.window.slide_us},
+        "group_by": group_by,
+        "equivalence": preds.equivalence,
+        "partition_by": partition_by,
+        "variables": [
+            {"name": o.name, "type": o.type, "negated": o.negated} for o in scope.occurrences
+        ],
+        "template": tpl.to_dict(),
+        "negations": [{"id": i, "sequence": seq} for i, seq in enumerate(tpl.negations)],
+        "local_predicates": preds.local,
+        "adjacent_predicates": preds.adjacent,
+        "required_attributes": preds.required,
+        "aggregates": aggregates,
+        "returns": returns,
+        "granularity": granularity(query, preds),
+        "source": {"line": query.line, "column": query.column},
+    }
+
+
+def build_plan(
+    workload: ast.Workload,
+    planner: str = "none",
+    statistics: dict[str, Any] | None = None,
+    stream: str | None = None,
+) -> dict[str, Any]:
+    """The plan of a checked workload made by ``planner`` (see ``optimizer.planners``)."""
+    from optimizer.planners import get_planner
+
+    plan_fn = get_planner(planner)
+    decision = plan_fn(workload, statistics)
+    whash = workload_hash(workload.text)
+    return {
+        "format_version": FORMAT_VERSION,
+        "workload_hash": whash,
+        "plan_id": f"{whash.split(':', 1)[1][:12]}-{planner}-{statistics_fingerprint(statistics)}",
+        "planner": planner,
+        "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "stream": stream,
+        "statistics": statistics,
+        "estimated_cost": decision.get("estimated_cost"),
+        "alternatives": decision.get("alternatives", []),
+        "panes_us": panes_us(workload),
+        "queries": [query_entry(q) for q in workload.queries],
+        "sharing": decision.get("sharing", []),
+    }

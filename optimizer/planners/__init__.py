@@ -1,0 +1,26 @@
+"""Planner registry: ``PLANNERS[name](workload, statistics) -> dict``.
+
+A planner returns ``{"sharing": [...], "estimated_cost": number | None,
+"alternatives": [{"planner", "estimated_cost"}, ...]}``; ``build_plan`` puts
+these into the plan next to the per-query entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from optimizer import ast
+from optimizer.planners import none
+
+Planner = Callable[[ast.Workload, "dict[str, Any] | None"], dict[str, Any]]
+
+PLANNERS: dict[str, Planner] = {"none": none.plan}
+
+
+def get_planner(name: str) -> Planner:
+    """The registered planner ``name``; ValueError naming the known ones otherwise."""
+    try:
+        return PLANNERS[name]
+    except KeyError:
+        raise ValueError(f"unknown planner {name!r} (known: {', '.join(sorted(PLANNERS))})") from None

@@ -1,0 +1,12 @@
+"""The ``none`` planner: every query runs alone, nothing is shared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optimizer import ast
+
+
+def plan(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """No sharing and no cost estimate."""
+    return {"sharing": [], "estimated_cost": None, "alternatives": []}
