@@ -1,0 +1,1 @@
+"""trendlake benchmarks: experiments that run compared strategies side by side (``trendlake bench``)."""
