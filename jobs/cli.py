@@ -18,6 +18,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "jobs.optimize": ("optimize",),
     "jobs.replay": ("replay",),
     "jobs.demo": ("demo",),
+    "jobs.workloads": ("workload",),
+    "benchmarks.suite": ("bench",),
 }
 
 

@@ -1,0 +1,541 @@
+"""What every experiment shares: the run context, strategies by name, data, timing, agreement.
+
+A **strategy** is referenced by name (``STRATEGIES``) so a new one plugs in by
+adding a line:
+
+* ``engine`` strategies run each query of the workload alone with one engine
+  strategy of ``engine.STRATEGIES`` (``twostep``, ``greta``, ``cogra``) on the
+  unshared plan ``optimizer.build_plan(optimizer.compile_workload(text))``;
+* ``shared`` strategies plan the workload with a sharing planner of
+  ``optimizer.planners.PLANNERS`` (Sharon, Hamlet, GLORIA, Weave Share) and run
+  that plan with the engine; until the planner is registered the strategy is
+  listed with status ``not built yet`` and never silently dropped;
+* ``planner`` strategies only time the optimizer (``build_plan``) and record
+  the plan's estimated cost (Sharon's and GLORIA's optimizer comparisons).
+
+Every point of a figure runs the compared strategies side by side in one
+process on the same events, ``repeat`` times, and checks that the strategies
+that ran return the same rows.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import importlib.util
+import math
+import random
+import statistics
+import time
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import engine
+import optimizer
+from engine.events import Event, events_from_arrow
+from engine.results import OVERFLOW, is_equal
+
+START_US = int(datetime(2026, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000
+SIZES = ("smoke", "small", "full")
+
+OK = "ok"
+NOT_BUILT = "not built yet"
+NOT_AVAILABLE = "not available"
+
+
+# ---- run context -----------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """One experiment run: its size, repeats, seed and the log line printer."""
+
+    name: str
+    size: str = "smoke"
+    repeat: int = 3
+    seed: int = 0
+    log: Callable[[str], None] = print
+    stream: str = "rides"
+
+    def pick(self, smoke: Any, small: Any, full: Any) -> Any:
+        """The value for this run's size."""
+        return {"smoke": smoke, "small": small, "full": full}[self.size]
+
+
+# ---- strategies --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    label: str
+    kind: str  # engine | shared | planner
+    engine_strategy: str = "auto"
+    planner: str | None = None
+    note: str = ""
+
+    def missing(self) -> str | None:
+        """Why this strategy cannot run in this build, or None when it can."""
+        if self.kind == "engine":
+            if self.engine_strategy not in engine.STRATEGIES:
+                return f"engine strategy {self.engine_strategy!r} is not in engine.STRATEGIES"
+            return None
+        from optimizer.planners import PLANNERS
+
+        if self.planner not in PLANNERS:
+            return f"planner {self.planner!r} is not registered in optimizer.planners.PLANNERS"
+        return None
+
+    def status(self) -> dict[str, Any]:
+        reason = self.missing()
+        out = {"label": self.label, "kind": self.kind, "status": OK if reason is None else NOT_BUILT}
+        if self.planner:
+            out["planner"] = self.planner
+        if self.kind == "engine":
+            out["engine_strategy"] = self.engine_strategy
+        if reason:
+            out["reason"] = reason
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def _engine(name: str, label: str, note: str = "") -> Strategy:
+    return Strategy(name, label, "engine", engine_strategy=name, note=note)
+
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        _engine("twostep", "Two-step (construct every trend, then aggregate)",
+                "the brute-force reference; exponential in events per window"),
+        _engine("greta", "GRETA, each query alone"),
+        _engine("cogra", "COGRA, each query alone"),
+        Strategy("sharon", "Sharon shared executor", "shared", planner="sharon"),
+        Strategy("hamlet-dynamic", "Hamlet, dynamic per-burst sharing", "shared", planner="hamlet"),
+        Strategy("hamlet-static", "Hamlet executor, static sharing decisions", "shared", planner="hamlet-static"),
+        Strategy("gloria", "GLORIA plan", "shared", planner="gloria"),
+        Strategy("gloria-greedy", "GLORIA's Greedy plan", "shared", planner="gloria-greedy"),
+        Strategy("weaveshare", "Weave Share plan", "shared", planner="weaveshare"),
+        Strategy("weaveshare-shared", "Shared (all queries in one pane tree)", "shared", planner="shared-panes"),
+        # optimizer-only comparisons: time build_plan, keep the estimated cost
+        Strategy("optimizer:none", "no sharing (reference)", "planner", planner="none"),
+        Strategy("optimizer:sharon", "Sharon optimizer", "planner", planner="sharon"),
+        Strategy("optimizer:exhaustive", "exhaustive search", "planner", planner="exhaustive"),
+        Strategy("optimizer:greedy", "greedy (GWMIN)", "planner", planner="greedy"),
+        Strategy("optimizer:gloria", "GLORIA optimizer", "planner", planner="gloria"),
+        Strategy("optimizer:gloria-noprune", "GLORIA without pruning (NoPrune)", "planner", planner="gloria-noprune"),
+        Strategy("optimizer:gloria-greedy", "GLORIA's Greedy optimizer", "planner", planner="gloria-greedy"),
+    )
+}
+
+
+def strategy(name: str) -> Strategy:
+    try:
+        return STRATEGIES[name]
+    except KeyError:
+        raise ValueError(f"unknown benchmark strategy {name!r} (known: {', '.join(STRATEGIES)})") from None
+
+
+# ---- data --------------------------------------------------------------------------
+
+
+def data_source(stream: str = "rides") -> str:
+    """``jobs.generate`` when it is importable and knows ``stream``, else the built-in fallback."""
+    if importlib.util.find_spec("jobs.generate") is None:
+        return "builtin"
+    streams = getattr(importlib.import_module("jobs.generate"), "STREAMS", None)
+    return "jobs.generate" if streams is None or stream in streams else "builtin"
+
+
+def preferred_stream(name: str, fallback: str = "rides") -> str:
+    """``name`` when its stream schema is bundled, else ``fallback``."""
+    from schemas import stream_schema_path
+
+    return name if stream_schema_path(name).exists() else fallback
+
+
+def builtin_rows(schema: dict[str, Any], n: int, seed: int, *, keys: int = 64, burst: float = 4.0,
+                 weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """Schema-driven bursty events: a burst is one type and one key for ~``burst`` events.
+
+    Long attributes every type carries take values in ``[0, keys)``, string ones
+    ``keys`` distinct values (or the schema's ``values``); other numeric
+    attributes are uniform in the schema's [min, max] (default [0, 100]).
+    """
+    rng = random.Random(seed)
+    types = list(schema["event_types"])
+    attrs: dict[str, dict[str, Any]] = schema.get("attributes", {})
+    w = [float((weights or {}).get(t, 1.0)) for t in types]
+
+    def carried(spec: dict[str, Any], t: str) -> bool:
+        c = spec.get("types", "*")
+        return c == "*" or t in c
+
+    key_attrs = [a for a, s in attrs.items() if s.get("types", "*") == "*" and s.get("type") in ("long", "string")]
+    rows: list[dict[str, Any]] = []
+    while len(rows) < n:
+        t = rng.choices(types, w)[0]
+        key = {}
+        for a in key_attrs:
+            spec = attrs[a]
+            if spec["type"] == "long":
+                key[a] = rng.randrange(keys)
+            else:
+                values = spec.get("values") or [f"{a}{i}" for i in range(keys)]
+                key[a] = rng.choice(values)
+        length = 1 + int(rng.expovariate(1.0 / max(burst - 1, 1e-9))) if burst > 1 else 1
+        for _ in range(min(length, n - len(rows))):
+            row: dict[str, Any] = {"type": t, **key}
+            for a, spec in attrs.items():
+                if a in key or not carried(spec, t):
+                    continue
+                kind = spec.get("type")
+                lo = float(spec.get("min", 0))
+                hi = float(spec.get("max", lo + 100))
+                if kind == "double":
+                    row[a] = round(rng.uniform(lo, hi), 3)
+                elif kind == "long":
+                    row[a] = rng.randint(int(lo), int(hi))
+                elif kind == "boolean":
+                    row[a] = rng.random() < 0.5
+                elif kind == "string":
+                    row[a] = rng.choice(spec.get("values") or ["a", "b", "c"])
+            rows.append(row)
+    return rows
+
+
+def make_events(ctx: Context, n: int, span_s: float, *, seed: int | None = None, groups: int | None = None,
+                group_attr: str | None = None, burst: float | None = None,
+                weights: dict[str, float] | None = None) -> list[Event]:
+    """About ``n`` events of ``ctx.stream`` over ``span_s`` seconds from START_US.
+
+    With ``jobs.generate`` (when importable) the stream's own model makes
+    them at ``n / span_s`` events per second (``burst`` passed on when given,
+    the model's type mix kept). Otherwise ``builtin_rows`` makes exactly
+    ``n`` events (``burst`` default 4, ``weights`` the type mix), respaced
+    evenly over the span. With ``groups``, ``group_attr`` is folded onto
+    ``groups`` distinct values.
+    """
+    from schemas import load_stream_schema
+
+    seed = ctx.seed if seed is None else seed
+    if data_source(ctx.stream) == "jobs.generate":
+        import pyarrow as pa
+
+        from jobs.generate import generate
+
+        extra = {} if burst is None else {"burst": burst}
+        tables = list(generate(ctx.stream, n, seed=seed, start="2026-01-01T00:00:00Z",
+                               rate_per_second=n / span_s, **extra))
+        events = events_from_arrow(pa.concat_tables(tables), where="jobs.generate")
+    else:
+        from engine.events import make_events as from_rows
+
+        rows = builtin_rows(load_stream_schema(ctx.stream), n, seed, burst=4.0 if burst is None else burst,
+                            weights=weights)
+        for i, row in enumerate(rows):
+            row["ts"] = 0
+            row["seq"] = i
+        step = span_s * 1_000_000 / max(len(rows), 1)
+        events = [Event(START_US + int(i * step), i, e.type, e.attrs)
+                  for i, e in enumerate(sorted(from_rows(rows), key=lambda e: e.seq))]
+    if groups is not None and group_attr is not None:
+        for e in events:
+            if e.attrs.get(group_attr) is not None:
+                e.attrs[group_attr] = _fold(e.attrs[group_attr], groups)
+    return events
+
+
+def _fold(value: Any, groups: int) -> Any:
+    if isinstance(value, int):
+        return value % groups
+    return f"g{zlib.crc32(str(value).encode()) % groups}"
+
+
+def measured_ranges(events: Iterable[Event], low: float = 0.1, high: float = 0.9) -> dict[str, tuple[float, float]]:
+    """Per numeric attribute, its (``low``, ``high``) quantiles in ``events`` (for predicate literals)."""
+    values: dict[str, list[float]] = {}
+    for e in events:
+        for a, v in e.attrs.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                values.setdefault(a, []).append(float(v))
+    out = {}
+    for a, vs in values.items():
+        vs.sort()
+        out[a] = (vs[int(low * (len(vs) - 1))], vs[int(high * (len(vs) - 1))])
+    return out
+
+
+# ---- running and timing ------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    """A workload compiled once per point: its text, plan and hash."""
+
+    text: str
+    workload: Any
+    plan: Any  # engine.Plan of the unshared plan
+    queries: int
+
+
+def prepare(text: str, schema: dict[str, Any] | None = None) -> Prepared:
+    workload = optimizer.compile_workload(text, schema)
+    plan = optimizer.build_plan(workload)
+    return Prepared(text, workload, engine.load_plan(plan, optimizer.workload_hash(text)), len(workload.queries))
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[Any, list[float]]:
+    """Run ``fn`` ``repeat`` times; its last result and every wall time in seconds."""
+    times = []
+    result = None
+    for _ in range(max(1, repeat)):
+        gc.collect()
+        started = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - started)
+    return result, times
+
+
+def runner(s: Strategy, prepared: Prepared, events: list[Event]) -> Callable[[], list[dict[str, Any]]]:
+    """A call computing the workload's result rows under strategy ``s`` (planning done before)."""
+    if s.kind == "engine":
+        engine.STRATEGIES[s.engine_strategy]()  # import outside the timed runs
+        return lambda: engine.evaluate(prepared.plan, events, strategy=s.engine_strategy)
+    if s.kind == "shared":
+        plan = engine.load_plan(optimizer.build_plan(prepared.workload, planner=s.planner), optimizer.workload_hash(prepared.text))
+        return lambda: engine.evaluate(plan, events)
+    raise ValueError(f"{s.name} is an optimizer-only strategy")
+
+
+def enumeration_paths(prepared: Prepared, events: list[Event]) -> float:
+    """How many partial trends the two-step reference walks through for this workload and events.
+
+    Its depth-first search extends every path from a start event whether or
+    not the path ever reaches an end, so its work is the number of template
+    paths from a start — the COUNT(*) of the same queries with every positive
+    variable an end, no trailing negation and skip-till-any-match, which
+    GRETA computes without enumerating them.
+    """
+    import copy
+
+    raw = copy.deepcopy(prepared.plan.raw)
+    for q in raw["queries"]:
+        q["template"]["end"] = [v["name"] for v in q["variables"] if not v["negated"]]
+        q["template"]["end_negations"] = []
+        q["semantics"] = "skip-till-any-match"
+        q["aggregates"] = [{"name": "COUNT(*)", "fn": "count_star"}]
+        q["returns"] = [*q["group_by"], "COUNT(*)"]
+        q["granularity"] = "event"
+    return trend_total(engine.evaluate(engine.load_plan(raw), events, strategy="greta"))
+
+
+def trend_total(rows: list[dict[str, Any]]) -> float:
+    """Sum of ``COUNT(*)`` over result rows (inf when a count overflowed): two-step's work."""
+    total = 0.0
+    for r in rows:
+        v = r.get("COUNT(*)")
+        if v is OVERFLOW:
+            return math.inf
+        if isinstance(v, (int, float)):
+            total += float(v)
+    return total
+
+
+def rows_agree(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> str | None:
+    """None when two strategies' rows are equal, else the first difference."""
+    if len(a) != len(b):
+        return f"{len(a)} rows vs {len(b)} rows"
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x.keys() != y.keys():
+            return f"row {i}: columns {sorted(x)} vs {sorted(y)}"
+        for k in x:
+            if not is_equal(x[k], y[k]):
+                return f"row {i} ({x.get('query')}): {k} = {x[k]!r} vs {y[k]!r}"
+    return None
+
+
+@dataclass
+class Figure:
+    """One panel of the experiment's figure: x values and one series per strategy."""
+
+    id: str
+    title: str
+    x_label: str
+    x: list[Any]
+    strategies: list[str]
+    y_label: str = "seconds (median of repeats)"
+    log_y: bool = True
+    series: dict[str, list[float | None]] = field(default_factory=dict)
+    extra: dict[str, list[Any]] = field(default_factory=dict)  # per-x facts (trends, selectivity, ...)
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for s in self.strategies:
+            self.series.setdefault(s, [None] * len(self.x))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "title": self.title, "x_label": self.x_label, "x": self.x,
+            "y_label": self.y_label, "log_y": self.log_y, "series": self.series,
+            "extra": self.extra, "notes": self.notes,
+        }
+
+
+class Recorder:
+    """Collects the points, figures and agreement checks of one experiment."""
+
+    def __init__(self, ctx: Context, strategies: Iterable[str]) -> None:
+        self.ctx = ctx
+        self.strategy_names = list(dict.fromkeys(strategies))
+        self.figures: list[Figure] = []
+        self.points: list[dict[str, Any]] = []
+        self.checks = 0
+        self.disagreements: list[dict[str, Any]] = []
+        self.skipped: dict[str, str] = {}
+
+    def figure(self, fig: Figure) -> Figure:
+        self.figures.append(fig)
+        return fig
+
+    def run_point(
+        self,
+        fig: Figure,
+        i: int,
+        prepared: Prepared,
+        events: list[Event],
+        *,
+        max_paths: float | None = None,
+        facts: dict[str, Any] | None = None,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Run every strategy of ``fig`` at x index ``i``; record times and check agreement.
+
+        Engine strategies run before shared ones; ``twostep`` only runs when
+        the partial trends it would walk through (``enumeration_paths``)
+        stay under ``max_paths``.
+        """
+        x = fig.x[i]
+        results: dict[str, list[dict[str, Any]]] = {}
+        order = sorted(fig.strategies, key=lambda n: (n == "twostep", STRATEGIES[n].kind != "engine"))
+        for name in order:
+            s = STRATEGIES[name]
+            point: dict[str, Any] = {"figure": fig.id, "x": x, "strategy": name, "events": len(events),
+                                     "queries": prepared.queries}
+            if facts:
+                point.update(facts)
+            reason = s.missing()
+            if reason is not None:
+                point.update(status=NOT_BUILT, reason=reason)
+                self.points.append(point)
+                continue
+            if name == "twostep" and max_paths is not None:
+                paths = enumeration_paths(prepared, events)
+                point["enumeration_paths"] = paths
+                if paths > max_paths:
+                    point.update(status="skipped", reason=f"{paths:.3g} partial trends to enumerate > budget {max_paths:.3g}")
+                    self.points.append(point)
+                    continue
+            try:
+                rows, times = timed(runner(s, prepared, events), self.ctx.repeat)
+            except engine.Unsupported as err:
+                point.update(status="unsupported", reason=str(err))
+                self.points.append(point)
+                continue
+            median = statistics.median(times)
+            point.update(status=OK, times_s=[round(t, 6) for t in times], median_s=round(median, 6), rows=len(rows))
+            if rows and "COUNT(*)" in rows[0]:
+                point["trends"] = trend_total(rows)
+            self.points.append(point)
+            fig.series[name][i] = round(median, 6)
+            results[name] = rows
+        names = list(results)
+        for other in names[1:]:
+            self.checks += 1
+            diff = rows_agree(results[names[0]], results[other])
+            if diff is not None:
+                self.disagreements.append({"figure": fig.id, "x": x, "strategies": [names[0], other], "difference": diff})
+        shown = ", ".join(
+            f"{n}={fig.series[n][i]:.4f}s" for n in fig.strategies if fig.series[n][i] is not None
+        )
+        self.ctx.log(f"  {fig.id} {fig.x_label}={x}: {shown or 'nothing ran'}")
+        return results
+
+    def run_planners(self, fig: Figure, i: int, text: str, schema: dict[str, Any] | None = None,
+                     facts: dict[str, Any] | None = None) -> None:
+        """Time ``build_plan`` for every optimizer strategy of ``fig`` at x index ``i``."""
+        workload = optimizer.compile_workload(text, schema)
+        x = fig.x[i]
+        for name in fig.strategies:
+            s = STRATEGIES[name]
+            point: dict[str, Any] = {"figure": fig.id, "x": x, "strategy": name, "queries": len(workload.queries)}
+            if facts:
+                point.update(facts)
+            reason = s.missing()
+            if reason is not None:
+                point.update(status=NOT_BUILT, reason=reason)
+                self.points.append(point)
+                continue
+            plan, times = timed(lambda s=s: optimizer.build_plan(workload, planner=s.planner), self.ctx.repeat)
+            median = statistics.median(times)
+            point.update(status=OK, times_s=[round(t, 6) for t in times], median_s=round(median, 6),
+                         estimated_cost=plan.get("estimated_cost"), sharing_entries=len(plan.get("sharing", [])))
+            fig.series[name][i] = round(median, 6)
+            self.points.append(point)
+        self.ctx.log(f"  {fig.id} {fig.x_label}={x}: planners timed")
+
+    def ratios(self, fig: Figure, slow: str, fast: str) -> list[float | None]:
+        """Per x: median time of ``slow`` / median time of ``fast`` (None where either did not run)."""
+        out = []
+        for a, b in zip(fig.series.get(slow, []), fig.series.get(fast, []), strict=False):
+            out.append(round(a / b, 3) if a and b else None)
+        return out
+
+    def result(self, *, title: str, paper: str, paper_reported: list[str], compares: str,
+               ratios: list[tuple[str, str]], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The experiment's JSON record (without machine facts, added by the suite)."""
+        statuses = {n: STRATEGIES[n].status() for n in self.strategy_names}
+        fig_dicts = []
+        headline: dict[str, Any] = {}
+        for fig in self.figures:
+            d = fig.to_dict()
+            d["ratios"] = {}
+            for slow, fast in ratios:
+                if slow in fig.strategies and fast in fig.strategies:
+                    values = self.ratios(fig, slow, fast)
+                    d["ratios"][f"{slow}/{fast}"] = values
+                    got = [v for v in values if v is not None]
+                    if got:
+                        headline[f"{fig.id}: {slow}/{fast}"] = {"min": min(got), "max": max(got)}
+            fig_dicts.append(d)
+        ran = sorted({p["strategy"] for p in self.points if p.get("status") == OK})
+        out = {
+            "experiment": self.ctx.name,
+            "title": title,
+            "paper": paper,
+            "compares": compares,
+            "paper_reported": paper_reported,
+            "size": self.ctx.size,
+            "repeat": self.ctx.repeat,
+            "seed": self.ctx.seed,
+            "stream": self.ctx.stream,
+            "data_source": data_source(self.ctx.stream),
+            "status": OK,
+            "strategies": statuses,
+            "strategies_ran": ran,
+            "not_built": sorted(n for n, s in statuses.items() if s["status"] == NOT_BUILT),
+            "figures": fig_dicts,
+            "ratios": headline,
+            "points": self.points,
+            "agreement": {
+                "checked": self.checks,
+                "all_agree": not self.disagreements,
+                "disagreements": self.disagreements,
+            },
+        }
+        if extra:
+            out.update(extra)
+        return out
