@@ -3,6 +3,9 @@
 One run per day with a real data interval (CronDataIntervalTimetable): the
 run for [D, D+1) replaces the windows ending in (D, D+1] of every result
 table. Catch-up is off; fill history with `airflow backfill create`.
+A run triggered with ``{"from": ISO, "to": ISO}`` in its conf replays that
+interval instead (manual runs and backfills pick different intervals for the
+same date; the conf makes the interval explicit).
 """
 
 from __future__ import annotations
@@ -24,17 +27,15 @@ from airflow.timetables.interval import CronDataIntervalTimetable
 def trendlake_replay():
     @task(pool="trendlake_spark")
     def replay() -> dict:
-        from jobs.pipeline import run_replay
+        from jobs.pipeline import replay_interval, run_replay
 
-        context = get_current_context()
-        return run_replay(context["data_interval_start"], context["data_interval_end"])
+        return run_replay(*replay_interval(get_current_context()))
 
     @task(pool="trendlake_spark")
     def check_results() -> dict:
-        from jobs.pipeline import check_results
+        from jobs.pipeline import check_results, replay_interval
 
-        context = get_current_context()
-        return check_results(context["data_interval_start"], context["data_interval_end"])
+        return check_results(*replay_interval(get_current_context()))
 
     replay() >> check_results()
 

@@ -17,7 +17,7 @@ from typing import Any
 from engine.events import Event, format_ts, partition, read_events
 from engine.plan import Plan, PlanError, load_plan
 from engine.query import CompiledQuery, Unsupported
-from engine.results import CAP, OVERFLOW, WindowResult, finalize
+from engine.results import CAP, OVERFLOW, WindowResult, finalize, merge
 
 __all__ = [
     "CAP",
@@ -28,7 +28,9 @@ __all__ = [
     "Unsupported",
     "STRATEGIES",
     "evaluate",
+    "evaluate_partials",
     "evaluate_query",
+    "finish_query",
     "format_ts",
     "load_plan",
     "read_events",
@@ -71,15 +73,21 @@ def _runner(name: str) -> Runner:
     return STRATEGIES[name]()
 
 
-def evaluate_query(
-    query: CompiledQuery, events: Iterable[Event], strategy: str = "auto"
-) -> list[dict[str, Any]]:
-    """Result rows of one query over a time-ordered event list (all partitions)."""
+Partials = dict[tuple[tuple[Any, ...], int], WindowResult]
+
+
+def query_partials(query: CompiledQuery, events: Iterable[Event], strategy: str = "auto") -> Partials:
+    """Unfinalized results of one query: (group values, window index) -> state.
+
+    The stream is split into partitions by the equivalence and group-by
+    attributes (DESIGN §5); the states of partitions with the same group-by
+    values are merged, so there is one entry per (group, window).
+    """
     name = strategy_for(query, strategy)
     run = _runner(name)
-    rows = []
+    positions = [query.partition_by.index(g) for g in query.group_by]
+    out: Partials = {}
     for key, part in partition(events, query.partition_by).items():
-        group = dict(zip(query.partition_by, key, strict=True))
         try:
             results = run(query, part)
         except Unsupported:
@@ -88,17 +96,59 @@ def evaluate_query(
             # the general event-grained strategy evaluates every query
             run = _runner("greta")
             results = run(query, part)
-        for k, result in sorted(results.items()):
+        group = tuple(key[i] for i in positions)
+        for k, result in results.items():
             if not result.trends:
                 continue
-            start, end = query.window_bounds(k)
-            row: dict[str, Any] = {"query": query.name}
-            row.update({g: group[g] for g in query.group_by})
-            row["window_start"] = start
-            row["window_end"] = end
-            row.update(finalize(query, result))
-            rows.append(row)
+            if (group, k) in out:
+                merge(out[(group, k)], result)
+            else:
+                out[(group, k)] = result
+    return out
+
+
+def finish_query(query: CompiledQuery, partials: Partials) -> list[dict[str, Any]]:
+    """Result rows (DESIGN §5) of merged partial results, sorted by group and window."""
+    rows = []
+    for (group, k), result in partials.items():
+        if not result.trends:
+            continue
+        start, end = query.window_bounds(k)
+        row: dict[str, Any] = {"query": query.name}
+        row.update(zip(query.group_by, group, strict=True))
+        row["window_start"] = start
+        row["window_end"] = end
+        row.update(finalize(query, result))
+        rows.append(row)
+    rows.sort(key=lambda r: (tuple(_sortable(r.get(g)) for g in query.group_by), r["window_start"]))
     return rows
+
+
+def evaluate_query(
+    query: CompiledQuery, events: Iterable[Event], strategy: str = "auto"
+) -> list[dict[str, Any]]:
+    """Result rows of one query over a time-ordered event list (all partitions)."""
+    return finish_query(query, query_partials(query, events, strategy))
+
+
+def evaluate_partials(
+    plan: Plan,
+    events: Iterable[Event],
+    *,
+    strategy: str = "auto",
+    queries: Iterable[str] | None = None,
+) -> dict[str, Partials]:
+    """Unfinalized results per query of ``plan``, to be merged across event sets
+    holding disjoint partitions (``results.merge``) and finished with
+    ``finish_query``; this is how distributed replay combines its partitions."""
+    events = list(events)
+    wanted = list(plan.queries) if queries is None else list(queries)
+    out: dict[str, Partials] = {}
+    for name in wanted:
+        if name not in plan.queries:
+            raise PlanError(f"plan has no query {name!r}")
+        out[name] = query_partials(plan.queries[name], events, strategy)
+    return out
 
 
 def evaluate(
@@ -117,15 +167,9 @@ def evaluate(
         plan = load_plan(plan, workload_hash)
     elif workload_hash is not None and plan.workload_hash != workload_hash:
         plan = load_plan(plan.raw, workload_hash)
-    events = list(events)
-    wanted = list(plan.queries) if queries is None else list(queries)
     rows: list[dict[str, Any]] = []
-    for name in wanted:
-        if name not in plan.queries:
-            raise PlanError(f"plan has no query {name!r}")
-        query_rows = evaluate_query(plan.queries[name], events, strategy)
-        query_rows.sort(key=lambda r: (tuple(_sortable(r.get(g)) for g in plan.queries[name].group_by), r["window_start"]))
-        rows.extend(query_rows)
+    for name, partials in evaluate_partials(plan, events, strategy=strategy, queries=queries).items():
+        rows.extend(finish_query(plan.queries[name], partials))
     return rows
 
 

@@ -62,6 +62,52 @@ class WindowResult:
     maxs: dict[tuple[str, str], Any] = field(default_factory=dict)
 
 
+def _add(a: int | float, b: int | float) -> int | float:
+    total = a + b
+    return NAN if isinstance(total, int) and abs(total) > CAP else total
+
+
+def merge(into: WindowResult, other: WindowResult) -> WindowResult:
+    """Fold the state of another partition of the same (group, window) into ``into``.
+
+    Trends of different partitions are disjoint, so counts and sums add and
+    minima/maxima combine; an overflowed (NAN) count stays overflowed.
+    """
+    into.trends = _add(into.trends, other.trends)
+    for var, n in other.counts.items():
+        into.counts[var] = _add(into.counts.get(var, 0), n)
+    for key, v in other.sums.items():
+        into.sums[key] = _add(into.sums.get(key, 0), v)
+    for key, v in other.mins.items():
+        if v is not None and (into.mins.get(key) is None or v < into.mins[key]):
+            into.mins[key] = v
+    for key, v in other.maxs.items():
+        if v is not None and (into.maxs.get(key) is None or v > into.maxs[key]):
+            into.maxs[key] = v
+    return into
+
+
+def to_state(result: WindowResult) -> dict[str, Any]:
+    """A JSON-able form of a partial result (NAN stays a float NaN)."""
+    return {
+        "trends": result.trends,
+        "counts": result.counts,
+        "sums": [[v, a, x] for (v, a), x in result.sums.items()],
+        "mins": [[v, a, x] for (v, a), x in result.mins.items()],
+        "maxs": [[v, a, x] for (v, a), x in result.maxs.items()],
+    }
+
+
+def from_state(state: dict[str, Any]) -> WindowResult:
+    return WindowResult(
+        trends=state["trends"],
+        counts=dict(state["counts"]),
+        sums={(v, a): x for v, a, x in state["sums"]},
+        mins={(v, a): x for v, a, x in state["mins"]},
+        maxs={(v, a): x for v, a, x in state["maxs"]},
+    )
+
+
 def _exact(value: int | float) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return OVERFLOW

@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "jobs.demo": ("demo",),
     "jobs.workloads": ("workload",),
     "benchmarks.suite": ("bench",),
+    "jobs.ingest": ("ingest",),
+    "jobs.stats": ("stats",),
+    "jobs.sql": ("sql",),
+    "jobs.generate": ("generate",),
 }
 
 
@@ -27,6 +31,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="trendlake",
         description="Shared event trend aggregation over historical event streams.",
+    )
+    parser.add_argument(
+        "--master",
+        help="Spark master URL for the jobs (default: $TRENDLAKE_SPARK_MASTER or local[*])",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name, names in COMMANDS.items():
@@ -45,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     known = {n for names in COMMANDS.values() for n in names}
     parser = build_parser(first if first in known else None)
     args = parser.parse_args(argv)
+    if getattr(args, "master", None):
+        import os
+
+        os.environ["TRENDLAKE_SPARK_MASTER"] = args.master
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -63,12 +63,13 @@ def run_ingest(settings: Settings | None = None) -> dict[str, Any]:
 
 
 def run_stats(end: datetime, settings: Settings | None = None) -> dict[str, Any]:
-    from jobs.stats import compute_stats
+    """Statistics over the trailing ``stats_days`` of bronze up to ``end``."""
+    from jobs.stats import run_stats as stats_job
 
     s = settings or Settings.from_env()
-    plan = _current_plan_or_none(s)
     start = end - timedelta(days=s.stats_days)
-    return _plain(compute_stats(s.lake, s.stream_name, plan_or_queries=plan, start=start, end=end))
+    version = stats_job(s.lake, s.stream_name, s.workload, start, end)
+    return {"stats_version": version, "range_start": str(start), "range_end": str(end)}
 
 
 def run_optimize(settings: Settings | None = None) -> dict[str, Any]:
@@ -92,6 +93,20 @@ def validate_current_plan(settings: Settings | None = None) -> str:
     return plan["plan_id"]
 
 
+def replay_interval(context: Any) -> tuple[datetime, datetime]:
+    """The interval a replay run covers: ``conf["from"]``/``conf["to"]`` if given, else its data interval."""
+    from engine.events import parse_ts
+    from jobs.replay import _dt
+
+    run = context.get("dag_run")
+    conf = (getattr(run, "conf", None) or {}) if run is not None else {}
+    if conf.get("from") or conf.get("to"):
+        if not (conf.get("from") and conf.get("to")):
+            raise ValueError('replay conf needs both "from" and "to" (ISO-8601)')
+        return _dt(parse_ts(conf["from"])), _dt(parse_ts(conf["to"]))
+    return context["data_interval_start"], context["data_interval_end"]
+
+
 def run_replay(start: datetime, end: datetime, settings: Settings | None = None) -> dict[str, Any]:
     from jobs.replay import replay
 
@@ -105,15 +120,6 @@ def check_results(start: datetime, end: datetime, settings: Settings | None = No
 
     s = settings or Settings.from_env()
     return check_result_tables(s.lake, s.workload, start, end)
-
-
-def _current_plan_or_none(s: Settings) -> dict[str, Any] | None:
-    from jobs.optimize import current_plan, workload_name
-
-    try:
-        return current_plan(s.lake, workload_name(s.workload))
-    except FileNotFoundError:
-        return None
 
 
 def _plain(report: Any) -> dict[str, Any]:

@@ -5,8 +5,8 @@ For the windows that *end* inside ``(start, end]`` (a window ending exactly at
 one), replay reads the needed panes of ``bronze.<stream>`` (partition pruning
 on ``event_date``, a time filter, local predicates pushed down into Spark),
 partitions them by each query's group-by and equivalence attributes, orders
-each partition by ``(ts, seq)``, runs the engine per partition in the Spark
-executors (``applyInArrow``), and replaces exactly those windows in every
+each partition by ``(key, ts, seq)``, runs the engine per key in the Spark
+executors (``mapInArrow`` over the sorted partitions), and replaces exactly those windows in every
 ``results.<query>`` table in one Delta transaction per table. Windows are
 independent, so a rerun or a backfill of the same interval leaves the same
 rows (all columns but ``computed_at``).
@@ -15,6 +15,7 @@ rows (all columns but ``computed_at``).
 from __future__ import annotations
 
 import json
+import re
 import logging
 import time
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from typing import Any
 
 log = logging.getLogger("trendlake.replay")
 
-GENERIC_SCHEMA = "query string, group_json string, window_start long, window_end long, values_json string"
+GENERIC_SCHEMA = "query string, group_json string, window_start long, window_end long, state_json string"
 SAFE_PUSHDOWN_OPS = {"+", "-", "*", "neg", "=", "!=", "<", "<=", ">", ">=", "in"}
 
 
@@ -67,36 +68,134 @@ def needed_range(queries: list[Any], start: int, end: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------- executor side
 
 
+_PLANS: dict[str, Any] = {}
+
+
+def compiled_plan(plan_raw: dict[str, Any]) -> Any:
+    """The compiled plan, once per executor process (plans are immutable per plan_id)."""
+    import engine
+
+    key = f"{plan_raw.get('plan_id')}:{plan_raw.get('workload_hash')}"
+    if key not in _PLANS:
+        _PLANS[key] = engine.load_plan(plan_raw)
+    return _PLANS[key]
+
+
+def _generic_arrow_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([
+        ("query", pa.string()), ("group_json", pa.string()), ("window_start", pa.int64()),
+        ("window_end", pa.int64()), ("state_json", pa.string()),
+    ])
+
+
 def evaluate_partition(
     plan_raw: dict[str, Any], query_names: list[str], table: Any, start: int, end: int
 ) -> Any:
-    """Run the named queries over one partition (an Arrow table); generic result rows."""
+    """Run the named queries over the events of one key (an Arrow table); generic result rows.
+
+    The queries go through ``engine.evaluate`` as one set, so a plan that shares
+    work among queries of the same partition key is executed as planned.
+    """
     import pyarrow as pa
 
-    import engine
     from engine.events import events_from_arrow
 
-    plan = engine.load_plan(plan_raw)
-    table = table.sort_by([("ts", "ascending"), ("seq", "ascending")])
     events = events_from_arrow(table, where="bronze")
-    out: dict[str, list[Any]] = {n: [] for n in ("query", "group_json", "window_start", "window_end", "values_json")}
-    for name in query_names:
+    return pa.Table.from_pylist(_result_rows(plan_raw, query_names, events, start, end), schema=_generic_arrow_schema())
+
+
+def _result_rows(plan_raw: dict[str, Any], query_names: list[str], events: list[Any], start: int, end: int) -> list[dict[str, Any]]:
+    """Partial (unfinalized) results of the events of some partitions, windows ending in (start, end].
+
+    Several partitions (equivalence values) may belong to one group, and they may
+    be evaluated in different tasks, so executors ship mergeable states and the
+    driver combines them per (query, group, window) before finalizing.
+    """
+    import engine
+    from engine.results import to_state
+
+    plan = compiled_plan(plan_raw)
+    out = []
+    for name, partials in engine.evaluate_partials(plan, events, queries=query_names).items():
         query = plan.queries[name]
-        for row in engine.evaluate_query(query, events):
-            w_end = row["window_end"]
+        for (group, k), state in partials.items():
+            w_start, w_end = query.window_bounds(k)
             if not (start < w_end <= end):
                 continue
-            out["query"].append(name)
-            out["group_json"].append(json.dumps([row[g] for g in query.group_by]))
-            out["window_start"].append(row["window_start"])
-            out["window_end"].append(w_end)
-            out["values_json"].append(
-                json.dumps({a.name: _jsonable(row[a.name]) for a in query.aggregates})
-            )
-    return pa.table(out, schema=pa.schema([
-        ("query", pa.string()), ("group_json", pa.string()), ("window_start", pa.int64()),
-        ("window_end", pa.int64()), ("values_json", pa.string()),
-    ]))
+            out.append({
+                "query": name,
+                "group_json": json.dumps(list(group)),
+                "window_start": w_start,
+                "window_end": w_end,
+                "state_json": json.dumps(to_state(state)),
+            })
+    return out
+
+
+def finish_rows(plan: Any, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Merge the executors' partial rows per (query, group, window) and finalize them.
+
+    Returns query -> engine result rows (aggregates by name as written).
+    """
+    import engine
+    from engine.results import from_state, merge
+
+    partials: dict[str, dict[tuple[tuple[Any, ...], int], Any]] = {name: {} for name in plan.queries}
+    for row in rows:
+        query = plan.queries[row["query"]]
+        k = row["window_start"] // query.slide
+        key = (tuple(json.loads(row["group_json"])), k)
+        state = from_state(json.loads(row["state_json"]))
+        bucket = partials[row["query"]]
+        if key in bucket:
+            merge(bucket[key], state)
+        else:
+            bucket[key] = state
+    return {name: engine.finish_query(plan.queries[name], p) for name, p in partials.items()}
+
+
+def evaluate_sorted_batches(
+    plan_raw: dict[str, Any], query_names: list[str], keys: list[str], batches: Any, start: int, end: int
+) -> Any:
+    """``mapInArrow`` body: batches sorted by ``keys, ts, seq``; one engine run per key.
+
+    Rows of one key are contiguous (the DataFrame was repartitioned by the keys
+    and sorted within partitions), possibly across batch boundaries, so a key's
+    events are buffered until the next key starts.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from engine.events import _events_from_us_rows
+
+    schema = _generic_arrow_schema()
+    current: tuple[Any, ...] | None = None
+    buffered: list[dict[str, Any]] = []
+
+    def flush() -> Any:
+        rows = _result_rows(plan_raw, query_names, _events_from_us_rows(buffered, "bronze"), start, end)
+        return pa.RecordBatch.from_pylist(rows, schema=schema) if rows else None
+
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        ts = pc.cast(batch.column("ts"), pa.timestamp("us", tz="UTC")).cast(pa.int64())
+        batch = batch.set_column(batch.schema.get_field_index("ts"), "ts", ts)
+        for row in batch.to_pylist():
+            key = tuple(row[k] for k in keys)
+            if key != current and buffered:
+                out = flush()
+                buffered = []
+                if out is not None:
+                    yield out
+            current = key
+            buffered.append(row)
+    if buffered:
+        out = flush()
+        if out is not None:
+            yield out
 
 
 def _jsonable(value: Any) -> Any:
@@ -181,6 +280,40 @@ def _attrs_of(expr: dict[str, Any]) -> set[str]:
 # --------------------------------------------------------------------------- result tables
 
 
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def column_name(agg: dict[str, Any]) -> str:
+    """The result-table column of one RETURN aggregate.
+
+    Its alias when it has one; otherwise a plain SQL identifier derived from the
+    aggregate (``COUNT(*)`` -> ``count``, ``COUNT(R2)`` -> ``count_r2``,
+    ``SUM(Travel.duration)`` -> ``sum_travel_duration``), so that analysts never
+    need to quote result columns in Spark SQL and Delta accepts the name.
+    """
+    if _IDENT.match(agg["name"]):
+        return agg["name"]
+    fn = "count" if agg["fn"] == "count_star" else agg["fn"]
+    parts = [fn] + [p for p in (agg.get("var"), agg.get("attr")) if p]
+    return "_".join(parts).lower()
+
+
+def result_columns(query: dict[str, Any]) -> dict[str, str]:
+    """Aggregate name as written -> result-table column; refuses clashes."""
+    out: dict[str, str] = {}
+    taken = set(query["group_by"]) | {"window_start", "window_end", "overflowed", "plan_id", "computed_at", "window_date"}
+    for agg in query["aggregates"]:
+        col = column_name(agg)
+        if col in taken:
+            raise ReplayError(
+                f"query {query['name']}: aggregate {agg['name']} maps to result column {col!r}, "
+                "which is already used; give it an alias with AS"
+            )
+        taken.add(col)
+        out[agg["name"]] = col
+    return out
+
+
 def result_schema(query: dict[str, Any], bronze_schema: Any) -> Any:
     """The Arrow schema of ``results.<query>`` (docs/lake.md)."""
     import pyarrow as pa
@@ -189,6 +322,7 @@ def result_schema(query: dict[str, Any], bronze_schema: Any) -> Any:
         return _arrow_type(bronze_schema, name)
 
     fields = [pa.field(g, attr_type(g)) for g in query["group_by"]]
+    cols = result_columns(query)
     fields += [
         pa.field("window_start", pa.timestamp("us", tz="UTC"), nullable=False),
         pa.field("window_end", pa.timestamp("us", tz="UTC"), nullable=False),
@@ -204,7 +338,7 @@ def result_schema(query: dict[str, Any], bronze_schema: Any) -> Any:
             typ = pa.float64()
         else:
             typ = attr_type(agg["attr"])
-        fields.append(pa.field(agg["name"], typ))
+        fields.append(pa.field(cols[agg["name"]], typ))
     fields += [
         pa.field("overflowed", pa.list_(pa.string())),
         pa.field("plan_id", pa.string()),
@@ -231,22 +365,23 @@ def result_table(query: dict[str, Any], rows: list[dict[str, Any]], schema: Any,
 
     columns: dict[str, list[Any]] = {f.name: [] for f in schema}
     aggs = query["aggregates"]
+    cols = result_columns(query)
     for row in rows:
-        group = json.loads(row["group_json"])
-        values = json.loads(row["values_json"])
-        for g, v in zip(query["group_by"], group, strict=True):
-            columns[g].append(v)
+        values = {a["name"]: _jsonable(row[a["name"]]) for a in aggs}
+        for g in query["group_by"]:
+            columns[g].append(row[g])
         columns["window_start"].append(_dt(row["window_start"]))
         columns["window_end"].append(_dt(row["window_end"]))
         over = []
         for agg in aggs:
+            col = cols[agg["name"]]
             v = values.get(agg["name"])
             if v == "OVERFLOW":
-                over.append(agg["name"])
+                over.append(col)
                 v = None
-            elif v is not None and pa.types.is_decimal(schema.field(agg["name"]).type):
+            elif v is not None and pa.types.is_decimal(schema.field(col).type):
                 v = Decimal(int(v))
-            columns[agg["name"]].append(v)
+            columns[col].append(v)
         columns["overflowed"].append(over)
         columns["plan_id"].append(plan_id)
         columns["computed_at"].append(computed_at)
@@ -320,7 +455,7 @@ def replay(
     cond = pushdown_filter(plan, set(bronze.columns))
     if cond is not None:
         events = events.where(cond)
-    keep = [c for c in bronze.columns if c not in ("event_date", "source_file")]
+    keep = [c for c in bronze.columns if c not in ("event_date", "source_file", "source_checksum")]
     events = events.select(*keep)
 
     by_key: dict[tuple[str, ...], list[str]] = {}
@@ -331,19 +466,25 @@ def replay(
         part = events
         for k in keys:
             part = part.where(F.col(k).isNotNull())
+        key_cols = list(keys)
 
-        def run_group(table: Any, _names: list[str] = names) -> Any:
-            return evaluate_partition(plan, _names, table, start_us, end_us)
+        def run_sorted(batches: Any, _names: list[str] = names, _keys: list[str] = key_cols) -> Any:
+            return evaluate_sorted_batches(plan, _names, _keys, batches, start_us, end_us)
 
-        grouped = part.groupBy(*keys) if keys else part.groupBy(F.lit(0))
-        out = grouped.applyInArrow(run_group, GENERIC_SCHEMA)
+        if key_cols:
+            part = part.repartition(*[F.col(k) for k in key_cols])
+        else:
+            part = part.repartition(1)
+        part = part.sortWithinPartitions(*key_cols, "ts", "seq")
+        out = part.mapInArrow(run_sorted, GENERIC_SCHEMA)
         generic = out if generic is None else generic.unionByName(out)
-    rows = generic.toArrow().to_pylist() if generic is not None else []
+    partial_rows = generic.toArrow().to_pylist() if generic is not None else []
+    finished = finish_rows(compiled, partial_rows)
     computed_at = datetime.now(UTC)
     for q in plan["queries"]:
         name = q["name"]
         schema = result_schema(q, bronze_schema)
-        table = result_table(q, [r for r in rows if r["query"] == name], schema, compiled.plan_id, computed_at)
+        table = result_table(q, finished[name], schema, compiled.plan_id, computed_at)
         lake.replace_rows(f"results/{name}", table, window_predicate(start_us, end_us), partition_by=["window_date"])
         report.rows_written[name] = table.num_rows
     report.seconds = time.perf_counter() - started

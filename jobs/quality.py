@@ -1,0 +1,100 @@
+"""Great Expectations suites for bronze, generated from a stream schema.
+
+``suite_for_stream(schema)`` is plain data (the GE 1.x suite JSON) so it can be
+written to ``schemas/suites/<stream>.json`` without importing GE;
+``validate_bronze(df, suite)`` runs it on a Spark DataFrame with an ephemeral
+context and raises ``SuiteFailed`` naming every failed expectation.
+Regenerate the bundled files with ``python -m jobs.quality STREAM...``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+SUITES_DIR = Path(__file__).resolve().parent.parent / "schemas" / "suites"
+
+
+class SuiteFailed(RuntimeError):
+    """The good rows of an ingest broke the stream's expectation suite; nothing was committed."""
+
+
+def suite_for_stream(stream_schema: dict[str, Any]) -> dict[str, Any]:
+    """The expectation suite (GE 1.x JSON) every bronze batch of the stream must pass."""
+
+    def exp(kind: str, **kwargs: Any) -> dict[str, Any]:
+        return {"type": kind, "kwargs": kwargs, "meta": {}}
+
+    expectations = [exp("expect_column_values_to_not_be_null", column=c) for c in ("type", "ts", "seq", "event_date")]
+    expectations.append(
+        exp("expect_column_values_to_be_in_set", column="type", value_set=list(stream_schema["event_types"]))
+    )
+    expectations.append(exp("expect_column_values_to_be_unique", column="seq"))
+    for name, spec in stream_schema.get("attributes", {}).items():
+        if spec.get("required") and spec.get("types", "*") == "*":
+            expectations.append(exp("expect_column_values_to_not_be_null", column=name))
+        if "min" in spec or "max" in spec:
+            kwargs: dict[str, Any] = {"column": name}
+            if "min" in spec:
+                kwargs["min_value"] = spec["min"]
+            if "max" in spec:
+                kwargs["max_value"] = spec["max"]
+            expectations.append(exp("expect_column_values_to_be_between", **kwargs))
+        if "values" in spec:
+            expectations.append(exp("expect_column_values_to_be_in_set", column=name, value_set=list(spec["values"])))
+    return {
+        "name": f"bronze_{stream_schema['stream']}",
+        "expectations": expectations,
+        "meta": {"generated_from": f"schemas/streams/{stream_schema['stream']}.json"},
+    }
+
+
+def write_suite(stream_schema: dict[str, Any], folder: str | Path = SUITES_DIR) -> Path:
+    """Write the stream's suite as ``<folder>/<stream>.json``; its path."""
+    path = Path(folder) / f"{stream_schema['stream']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(suite_for_stream(stream_schema), indent=2) + "\n")
+    return path
+
+
+def validate_bronze(df: Any, suite: dict[str, Any]) -> dict[str, Any]:
+    """Run ``suite`` on a Spark DataFrame; a summary, or ``SuiteFailed`` when it does not pass."""
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    source = context.data_sources.add_or_update_spark(name="trendlake")
+    asset = source.add_dataframe_asset(name=suite["name"])
+    batch = asset.add_batch_definition_whole_dataframe("batch")
+    gx_suite = context.suites.add(
+        gx.ExpectationSuite(name=suite["name"], expectations=suite["expectations"], meta=suite.get("meta"))
+    )
+    definition = context.validation_definitions.add(
+        gx.ValidationDefinition(name=f"{suite['name']}_check", data=batch, suite=gx_suite)
+    )
+    result = definition.run(batch_parameters={"dataframe": df})
+    failed = []
+    for r in result.results:
+        if not r.success:
+            cfg = r.expectation_config
+            column = cfg.kwargs.get("column")
+            unexpected = (r.result or {}).get("unexpected_count")
+            failed.append(f"{cfg.type}({column}): {unexpected} unexpected" if unexpected is not None else f"{cfg.type}({column})")
+    if failed:
+        raise SuiteFailed(f"expectation suite {suite['name']} failed: " + "; ".join(failed))
+    return {"suite": suite["name"], "expectations": len(result.results), "success": True}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from schemas import load_stream_schema
+
+    for name in argv if argv is not None else sys.argv[1:]:
+        print(write_suite(load_stream_schema(name)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

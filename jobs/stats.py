@@ -1,0 +1,805 @@
+"""Stream statistics for cost-based sharing optimizers (Hamlet, Sharon, GLORIA).
+
+Two implementations of ONE definition:
+
+* ``compute_stats(arrow_table, stream_schema, workload=None, ...)`` — a plain
+  function over an Arrow table of events (``trendlake eval`` users, tests);
+* ``run_stats(lake_root, stream, workload_path, start, end, spark=...)`` — the
+  same statistics in Spark over the bronze events of ``[start, end)``,
+  appended to ``stats/<stream>`` as one *run* (``run_id``, ``computed_at``,
+  ``range_start``, ``range_end``, ``pane_us``, ``workload_hash``).
+
+Both reduce the events to the same integer aggregates (counts, maxima, run
+lengths, predicate matches) and derive the rows from them with the same
+Python code, so they agree exactly. ``latest_statistics(lake_root, stream)``
+turns the newest run into the JSON-able dict the optimizer records in a plan.
+
+Statistics (one row each, ``kind`` says which; docs/lake.md has the table):
+
+``rate``
+    per event type of the stream (and per group of ``group_by`` values when
+    asked): ``events``, ``panes`` (panes of ``pane_us`` that ``[start, end)``
+    touches, panes aligned to the Unix epoch), ``mean`` = events / panes and
+    ``max`` = most events of the type (group) in one pane.
+``groups``
+    with ``group_by``: the number of distinct groups (``groups``) per event
+    type and over all types (``event_type`` null); events lacking a group
+    attribute belong to no group.
+``burst``
+    per query of the workload and event type of its pattern (positive and
+    negated variables): the runs of consecutive events of one type with no
+    event of another type *of that pattern* in between, within a partition of
+    the query's ``partition_by`` (group-by + equivalence attributes; events
+    lacking one are dropped, like the engine does), ordered by ``(ts, seq)``:
+    ``runs``, ``events`` (in runs), ``mean`` = events / runs, ``max`` = the
+    longest run. Without a workload: one row per event type, runs over all
+    types of the stream within ``group_by`` partitions (or the whole stream),
+    ``query`` null.
+``selectivity``
+    per query, variable with local predicates or required attributes, and
+    local predicate (``predicate`` = its text; ``ALL`` = every conjunct and
+    every required attribute, exactly the engine's match test): the fraction
+    ``value`` = ``matched`` / ``events`` of the variable's type that satisfy
+    it (null without events). Evaluated by ``engine.expr`` in both paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("trendlake.stats")
+
+DEFAULT_PANE_SECONDS = 60
+ALL = "ALL"
+ROW_FIELDS = (
+    "kind", "event_type", "group_key", "query", "variable", "predicate", "partition_by",
+    "events", "panes", "runs", "matched", "groups", "mean", "max", "value",
+)
+RUN_FIELDS = ("run_id", "stream", "computed_at", "range_start", "range_end", "pane_us", "workload_hash", "group_by")
+
+
+# ---------------------------------------------------------------------- schemas
+
+
+def row_schema() -> Any:
+    import pyarrow as pa
+
+    strings = ("kind", "event_type", "group_key", "query", "variable", "predicate", "partition_by")
+    longs = ("events", "panes", "runs", "matched", "groups", "max")
+    return pa.schema(
+        [pa.field(n, pa.string()) for n in strings]
+        + [pa.field(n, pa.int64()) for n in longs]
+        + [pa.field("mean", pa.float64()), pa.field("value", pa.float64())]
+    )
+
+
+def stats_table_schema() -> Any:
+    """Arrow schema of ``stats/<stream>``: run columns, then the statistic row's columns."""
+    import pyarrow as pa
+
+    ts = pa.timestamp("us", tz="UTC")
+    run = [
+        pa.field("run_id", pa.string()), pa.field("stream", pa.string()), pa.field("computed_at", ts),
+        pa.field("range_start", ts), pa.field("range_end", ts), pa.field("pane_us", pa.int64()),
+        pa.field("workload_hash", pa.string()), pa.field("group_by", pa.string()),
+    ]
+    return pa.schema(run + list(row_schema()))
+
+
+# ---------------------------------------------------------------------- what to compute
+
+
+@dataclass
+class BurstSpec:
+    partition_by: tuple[str, ...]
+    types: tuple[str, ...]
+    queries: list[str | None] = field(default_factory=list)
+
+
+@dataclass
+class PredicateSpec:
+    query: str
+    variable: str
+    event_type: str
+    exprs: list[dict[str, Any]]
+    required: list[str]
+
+
+@dataclass
+class Spec:
+    """Everything both implementations compute, derived from the stream schema and workload."""
+
+    event_types: list[str]
+    pane_us: int
+    group_by: list[str]
+    bursts: list[BurstSpec]
+    predicates: list[PredicateSpec]
+    workload_hash: str | None
+
+    @property
+    def attributes(self) -> list[str]:
+        """Attribute columns the predicates and groupings need."""
+        names: list[str] = list(self.group_by)
+        for b in self.bursts:
+            names += b.partition_by
+        for p in self.predicates:
+            names += p.required + sorted(_attrs_of_all(p.exprs))
+        return list(dict.fromkeys(names))
+
+
+def workload_plan(workload: Any, stream_schema: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """A plan dict for ``workload``: None, a plan dict, an ``optimizer.ast.Workload``, a path or text."""
+    if workload is None:
+        return None
+    if isinstance(workload, dict):
+        return workload
+    import optimizer
+    from optimizer.ast import Workload
+
+    stream = stream_schema["stream"] if stream_schema else None
+    if isinstance(workload, Workload):
+        return optimizer.build_plan(workload, stream=stream)
+    text, path = str(workload), None
+    if isinstance(workload, Path) or (len(text) < 4096 and "QUERY" not in text.upper()):
+        path = Path(workload)
+        text = path.read_text()
+    compiled = optimizer.compile_workload(text, stream_schema=stream_schema, path=str(path) if path else None)
+    return optimizer.build_plan(compiled, stream=stream)
+
+
+def make_spec(
+    stream_schema: dict[str, Any],
+    workload: Any = None,
+    pane_seconds: float | None = None,
+    group_by: list[str] | None = None,
+) -> Spec:
+    plan = workload_plan(workload, stream_schema)
+    if pane_seconds is not None:
+        pane_us = int(round(pane_seconds * 1_000_000))
+    elif plan is not None and plan.get("panes_us"):
+        pane_us = int(plan["panes_us"])
+    else:
+        pane_us = DEFAULT_PANE_SECONDS * 1_000_000
+    if pane_us <= 0:
+        raise ValueError(f"pane must be positive, not {pane_seconds!r} s")
+    group_by = list(group_by or [])
+    event_types = list(stream_schema["event_types"])
+    bursts: dict[tuple[tuple[str, ...], tuple[str, ...]], BurstSpec] = {}
+    predicates: list[PredicateSpec] = []
+    if plan is None:
+        key = (tuple(group_by), tuple(event_types))
+        bursts[key] = BurstSpec(key[0], key[1], [None])
+    else:
+        for q in plan["queries"]:
+            types = tuple(sorted({v["type"] for v in q["variables"]}))
+            key = (tuple(q["partition_by"]), types)
+            bursts.setdefault(key, BurstSpec(key[0], key[1])).queries.append(q["name"])
+            local = q.get("local_predicates", {})
+            required = q.get("required_attributes", {})
+            for v in q["variables"]:
+                exprs, req = list(local.get(v["name"], [])), list(required.get(v["name"], []))
+                if exprs or req:
+                    predicates.append(PredicateSpec(q["name"], v["name"], v["type"], exprs, req))
+    return Spec(
+        event_types=event_types,
+        pane_us=pane_us,
+        group_by=group_by,
+        bursts=list(bursts.values()),
+        predicates=predicates,
+        workload_hash=plan.get("workload_hash") if plan else None,
+    )
+
+
+# ---------------------------------------------------------------------- shared pieces
+
+
+def pane_count(start_us: int, end_us: int, pane_us: int) -> int:
+    """Panes (aligned to the epoch) that ``[start_us, end_us)`` touches; 0 for an empty range."""
+    if end_us <= start_us:
+        return 0
+    return (end_us - 1) // pane_us - start_us // pane_us + 1
+
+
+def _attrs_of_all(exprs: list[dict[str, Any]]) -> set[str]:
+    found: set[str] = set()
+
+    def walk(e: dict[str, Any]) -> None:
+        if "attr" in e:
+            found.add(e["attr"])
+        for a in e.get("args", []):
+            walk(a)
+
+    for e in exprs:
+        walk(e)
+    return found
+
+
+def expr_text(expr: dict[str, Any]) -> str:
+    """Readable text of a plan expression (``speed < 10``, ``district IN ('north', 'south')``)."""
+
+    def lit(v: Any) -> str:
+        return "'" + v.replace("'", "''") + "'" if isinstance(v, str) else json.dumps(v)
+
+    if "lit" in expr:
+        return lit(expr["lit"])
+    if "attr" in expr:
+        return f"NEXT({expr.get('var')}).{expr['attr']}" if expr.get("next") else expr["attr"]
+    op, args = expr["op"], [expr_text(a) for a in expr.get("args", [])]
+    if op == "neg":
+        return f"-({args[0]})"
+    if op == "in":
+        return f"{args[0]} IN ({', '.join(lit(v) for v in expr['values'])})"
+    return f"{args[0]} {op} {args[1]}"
+
+
+class PredicateCounter:
+    """Counts events of each spec's type and how many satisfy each conjunct / all of them.
+
+    The one evaluation both paths use (``engine.expr``, missing values as None).
+    Keys: ``(spec index, conjunct index)``, conjunct -1 = ALL.
+    """
+
+    def __init__(self, specs: list[PredicateSpec]) -> None:
+        from engine.expr import compile_local, compile_value
+
+        self.by_type: dict[str, list[tuple[int, list[Any], Any]]] = {}
+        for i, s in enumerate(specs):
+            parts = [compile_value(e) for e in s.exprs]
+            both = compile_local(s.exprs, s.required)
+            self.by_type.setdefault(s.event_type, []).append((i, parts, both))
+        self.events: dict[tuple[int, int], int] = {}
+        self.matched: dict[tuple[int, int], int] = {}
+        for i, s in enumerate(specs):
+            for c in [-1, *range(len(s.exprs))]:
+                self.events[(i, c)] = 0
+                self.matched[(i, c)] = 0
+
+    @property
+    def types(self) -> list[str]:
+        return sorted(self.by_type)
+
+    def add(self, rows: Iterable[dict[str, Any]]) -> None:
+        from engine.events import _clean
+
+        for row in rows:
+            checks = self.by_type.get(row.get("type"))
+            if not checks:
+                continue
+            attrs = {k: _clean(v) for k, v in row.items() if k != "type"}
+            for i, parts, both in checks:
+                self.events[(i, -1)] += 1
+                if both is None or both(attrs):
+                    self.matched[(i, -1)] += 1
+                for c, part in enumerate(parts):
+                    self.events[(i, c)] += 1
+                    if part(attrs, None) is True:
+                        self.matched[(i, c)] += 1
+
+    def counts(self) -> list[tuple[int, int, int, int]]:
+        return [(i, c, self.events[(i, c)], self.matched[(i, c)]) for (i, c) in sorted(self.events)]
+
+
+def _predicate_batches(batches: Iterator[Any], specs: list[PredicateSpec]) -> Iterator[Any]:
+    """``mapInArrow`` body: one batch of ``(spec, conjunct, events, matched)`` per partition."""
+    import pyarrow as pa
+
+    counter = PredicateCounter(specs)
+    for batch in batches:
+        counter.add(batch.to_pylist())
+    rows = counter.counts()
+    yield pa.RecordBatch.from_arrays(
+        [pa.array([r[k] for r in rows], pa.int64()) for k in range(4)],
+        names=["spec", "conjunct", "events", "matched"],
+    )
+
+
+@dataclass
+class Aggregates:
+    """The integer aggregates both paths produce; ``rows()`` derives the statistics from them."""
+
+    panes: int
+    rate: dict[str, tuple[int, int]] = field(default_factory=dict)            # type -> (events, max/pane)
+    group_rate: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (type, key json)
+    groups_by_type: dict[str, int] = field(default_factory=dict)
+    groups_total: int | None = None
+    grouped_events: int = 0
+    bursts: list[dict[str, tuple[int, int, int]]] = field(default_factory=list)  # per spec: type -> (runs, events, max)
+    predicates: list[tuple[int, int, int, int]] = field(default_factory=list)
+
+
+def build_rows(spec: Spec, agg: Aggregates) -> list[dict[str, Any]]:
+    """The statistic rows (``ROW_FIELDS``) of integer aggregates, sorted."""
+
+    def row(**kw: Any) -> dict[str, Any]:
+        out = dict.fromkeys(ROW_FIELDS)
+        out.update(kw)
+        return out
+
+    def ratio(a: int, b: int) -> float | None:
+        return a / b if b else None
+
+    rows = []
+    types = list(dict.fromkeys(spec.event_types + sorted(agg.rate)))
+    for t in types:
+        events, most = agg.rate.get(t, (0, 0))
+        rows.append(row(kind="rate", event_type=t, events=events, panes=agg.panes,
+                        mean=ratio(events, agg.panes) if agg.panes else 0.0, max=most))
+    for (t, key), (events, most) in sorted(agg.group_rate.items()):
+        rows.append(row(kind="rate", event_type=t, group_key=key, events=events, panes=agg.panes,
+                        mean=ratio(events, agg.panes) if agg.panes else 0.0, max=most))
+    if spec.group_by:
+        by = json.dumps(spec.group_by)
+        rows.append(row(kind="groups", partition_by=by, groups=agg.groups_total or 0, events=agg.grouped_events))
+        for t in types:
+            rows.append(row(kind="groups", event_type=t, partition_by=by, groups=agg.groups_by_type.get(t, 0),
+                            events=sum(e for (tt, _), (e, _) in agg.group_rate.items() if tt == t)))
+    for b, per_type in zip(spec.bursts, agg.bursts, strict=True):
+        for query in b.queries:
+            for t in b.types:
+                runs, events, most = per_type.get(t, (0, 0, 0))
+                rows.append(row(kind="burst", event_type=t, query=query, partition_by=json.dumps(list(b.partition_by)),
+                                runs=runs, events=events, mean=ratio(events, runs), max=most))
+    for i, c, events, matched in agg.predicates:
+        p = spec.predicates[i]
+        text = ALL if c == -1 else expr_text(p.exprs[c])
+        rows.append(row(kind="selectivity", event_type=p.event_type, query=p.query, variable=p.variable,
+                        predicate=text, events=events, matched=matched, value=ratio(matched, events)))
+    return sorted(rows, key=sort_key)
+
+
+def sort_key(r: dict[str, Any]) -> tuple[str, ...]:
+    return tuple("" if r.get(k) is None else str(r[k]) for k in ("kind", "query", "variable", "predicate",
+                                                                  "event_type", "group_key", "partition_by"))
+
+
+def group_json(values: Iterable[Any]) -> str:
+    return json.dumps(list(values), default=str)
+
+
+# ---------------------------------------------------------------------- Arrow implementation
+
+
+def _ts_micros(table: Any) -> Any:
+    """``ts`` as an int64 µs numpy array (Arrow timestamps, integers µs, or ISO text / epoch seconds)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = table.column("ts")
+    if pa.types.is_timestamp(col.type):
+        return pc.cast(col, pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy(zero_copy_only=False)
+    if pa.types.is_integer(col.type):
+        return col.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    from engine.events import parse_ts
+
+    return np.array([parse_ts(v) for v in col.to_pylist()], dtype=np.int64)
+
+
+def compute_stats(
+    arrow_table: Any,
+    stream_schema: dict[str, Any],
+    workload: Any = None,
+    pane_seconds: float | None = None,
+    group_by: list[str] | None = None,
+    *,
+    start: Any = None,
+    end: Any = None,
+) -> list[dict[str, Any]]:
+    """The statistic rows of an Arrow table of events (``type``, ``ts``, optional ``seq``, attributes).
+
+    ``workload`` (a plan dict, an ``.etq`` path or text, or a checked
+    ``optimizer.ast.Workload``) adds burst rows per query and predicate
+    selectivities; ``pane_seconds`` defaults to the workload's pane (gcd of
+    its windows and slides), else 60 s. Only events in ``[start, end)``
+    count (ISO text, datetime, or µs); the default range runs from the first
+    event to just after the last. ``ts`` is an Arrow timestamp, µs integers,
+    or ISO text / epoch seconds; ``seq`` (the tie-breaker for equal ``ts``)
+    defaults to the row position.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    spec = make_spec(stream_schema, workload, pane_seconds, group_by)
+    table = arrow_table
+    ts = _ts_micros(table)
+    seq = (table.column("seq").cast(pa.int64()).to_numpy(zero_copy_only=False)
+           if "seq" in table.column_names else np.arange(table.num_rows, dtype=np.int64))
+    start_us = _us(start) if start is not None else (int(ts.min()) if len(ts) else 0)
+    end_us = _us(end) if end is not None else (int(ts.max()) + 1 if len(ts) else 0)
+    keep = (ts >= start_us) & (ts < end_us)
+    cols = ["type", *[c for c in spec.attributes if c in table.column_names]]
+    base = table.select(cols).filter(pa.array(keep))
+    base = base.append_column("_ts", pa.array(ts[keep], pa.int64())).append_column("_seq", pa.array(seq[keep], pa.int64()))
+    base = base.append_column("_pane", pa.array(_floor_div(ts[keep], spec.pane_us), pa.int64()))
+    missing = [c for c in spec.attributes if c not in table.column_names]
+    for c in missing:
+        base = base.append_column(c, pa.nulls(base.num_rows, pa.string()))
+    agg = Aggregates(panes=pane_count(start_us, end_us, spec.pane_us))
+
+    def rate_of(t: Any, keys: list[str]) -> dict[tuple[Any, ...], tuple[int, int]]:
+        per_pane = t.group_by(["type", *keys, "_pane"], use_threads=False).aggregate([([], "count_all")])
+        per_key = per_pane.group_by(["type", *keys], use_threads=False).aggregate(
+            [("count_all", "sum"), ("count_all", "max")])
+        out = {}
+        for r in per_key.to_pylist():
+            out[(r["type"], *[r[k] for k in keys])] = (r["count_all_sum"], r["count_all_max"])
+        return out
+
+    agg.rate = {k[0]: v for k, v in rate_of(base, []).items()}
+    if spec.group_by:
+        grouped = _drop_null_keys(base, spec.group_by)
+        for k, v in rate_of(grouped, spec.group_by).items():
+            agg.group_rate[(k[0], group_json(k[1:]))] = v
+        agg.grouped_events = grouped.num_rows
+        for t, _key in agg.group_rate:
+            agg.groups_by_type[t] = agg.groups_by_type.get(t, 0) + 1
+        agg.groups_total = len({key for _t, key in agg.group_rate})
+    for b in spec.bursts:
+        agg.bursts.append(_bursts_arrow(base, b))
+    counter = PredicateCounter(spec.predicates)
+    if spec.predicates:
+        wanted = base.filter(pc.is_in(base.column("type"), pa.array(counter.types, pa.string())))
+        counter.add(wanted.select(list(dict.fromkeys(["type", *spec.attributes]))).to_pylist())
+    agg.predicates = counter.counts()
+    return build_rows(spec, agg)
+
+
+def _floor_div(values: Any, by: int) -> Any:
+    import numpy as np
+
+    return np.floor_divide(values, np.int64(by))
+
+
+def _drop_null_keys(table: Any, keys: list[str]) -> Any:
+    import pyarrow.compute as pc
+
+    for k in keys:
+        table = table.filter(pc.is_valid(table.column(k)))
+    return table
+
+
+def _bursts_arrow(base: Any, b: BurstSpec) -> dict[str, tuple[int, int, int]]:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys = list(b.partition_by)
+    t = base.filter(pc.is_in(base.column("type"), pa.array(list(b.types), pa.string())))
+    t = _drop_null_keys(t, keys)
+    if t.num_rows == 0:
+        return {}
+    t = t.sort_by([(k, "ascending") for k in keys] + [("_ts", "ascending"), ("_seq", "ascending")])
+    n = t.num_rows
+    new = np.ones(n, dtype=bool)
+    same = np.ones(n - 1, dtype=bool)
+    for c in ["type", *keys]:
+        col = t.column(c)
+        same &= pc.equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False).astype(bool)
+    new[1:] = ~same
+    starts = np.flatnonzero(new)
+    lengths = np.diff(np.append(starts, n))
+    types = np.array(t.column("type").to_pylist(), dtype=object)[starts]
+    out: dict[str, tuple[int, int, int]] = {}
+    for typ in sorted(set(types)):
+        ls = lengths[types == typ]
+        out[typ] = (int(len(ls)), int(ls.sum()), int(ls.max()))
+    return out
+
+
+def _us(value: Any) -> int:
+    from engine.events import parse_ts
+
+    return value if isinstance(value, int) and not isinstance(value, bool) else parse_ts(value)
+
+
+# ---------------------------------------------------------------------- Spark implementation
+
+
+def spark_aggregates(df: Any, spec: Spec, start_us: int, end_us: int) -> Aggregates:
+    """The integer aggregates of a Spark DataFrame of events in ``[start_us, end_us)`` (bronze columns)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    present = set(df.columns)
+    micros = F.unix_micros(F.col("ts"))
+    pane = F.expr(f"(unix_micros(ts) - pmod(unix_micros(ts), {spec.pane_us})) div {spec.pane_us}")
+    cols = [F.col("type"), F.col("ts"), F.col("seq")]
+    cols += [F.col(f"`{c}`") if c in present else F.lit(None).cast("string").alias(c) for c in spec.attributes]
+    base = (
+        df.where((micros >= F.lit(start_us)) & (micros < F.lit(end_us)))
+        .select(*cols)
+        .withColumn("_pane", pane)
+        .persist()
+    )
+    try:
+        agg = Aggregates(panes=pane_count(start_us, end_us, spec.pane_us))
+
+        def rate_of(frame: Any, keys: list[str]) -> list[Any]:
+            per_pane = frame.groupBy("type", *keys, "_pane").count()
+            return per_pane.groupBy("type", *keys).agg(
+                F.sum("count").alias("events"), F.max("count").alias("most")).collect()
+
+        for r in rate_of(base, []):
+            agg.rate[r["type"]] = (int(r["events"]), int(r["most"]))
+        if spec.group_by:
+            grouped = base
+            for k in spec.group_by:
+                grouped = grouped.where(F.col(f"`{k}`").isNotNull())
+            for r in rate_of(grouped, spec.group_by):
+                key = group_json(r[k] for k in spec.group_by)
+                agg.group_rate[(r["type"], key)] = (int(r["events"]), int(r["most"]))
+            agg.grouped_events = sum(e for e, _ in agg.group_rate.values())
+            for t, _key in agg.group_rate:
+                agg.groups_by_type[t] = agg.groups_by_type.get(t, 0) + 1
+            agg.groups_total = len({key for _t, key in agg.group_rate})
+        for b in spec.bursts:
+            keys = list(b.partition_by)
+            frame = base.where(F.col("type").isin(list(b.types)))
+            for k in keys:
+                frame = frame.where(F.col(f"`{k}`").isNotNull())
+            order = Window.orderBy("ts", "seq") if not keys else Window.partitionBy(*keys).orderBy("ts", "seq")
+            prev = F.lag("type").over(order)
+            frame = frame.withColumn("_new", F.when(prev.isNull() | (prev != F.col("type")), 1).otherwise(0))
+            frame = frame.withColumn("_run", F.sum("_new").over(order.rowsBetween(Window.unboundedPreceding, 0)))
+            runs = frame.groupBy(*keys, "_run", "type").count()
+            per_type = runs.groupBy("type").agg(
+                F.count("*").alias("runs"), F.sum("count").alias("events"), F.max("count").alias("most"))
+            agg.bursts.append({r["type"]: (int(r["runs"]), int(r["events"]), int(r["most"]))
+                               for r in per_type.collect()})
+        if spec.predicates:
+            counter = PredicateCounter(spec.predicates)
+            needed = list(dict.fromkeys(["type", *spec.attributes]))
+            frame = base.where(F.col("type").isin(counter.types)).select(*[F.col(f"`{c}`") for c in needed])
+            specs = spec.predicates
+
+            def count(batches: Iterator[Any]) -> Iterator[Any]:
+                return _predicate_batches(batches, specs)
+
+            totals = (
+                frame.mapInArrow(count, "spec long, conjunct long, events long, matched long")
+                .groupBy("spec", "conjunct").agg(F.sum("events").alias("events"), F.sum("matched").alias("matched"))
+                .collect()
+            )
+            found = {(r["spec"], r["conjunct"]): (int(r["events"]), int(r["matched"])) for r in totals}
+            agg.predicates = [(i, c, *found.get((i, c), (0, 0))) for i, c, _, _ in counter.counts()]
+        return agg
+    finally:
+        base.unpersist()
+
+
+def run_stats(
+    lake_root: str | Path,
+    stream: str,
+    workload_path: str | Path | None,
+    start: Any,
+    end: Any,
+    spark: Any = None,
+    group_by: list[str] | None = None,
+    pane_seconds: float | None = None,
+) -> int:
+    """Compute the statistics of bronze events in ``[start, end)`` in Spark; append them as one run.
+
+    Returns the new version of ``stats/<stream>``. ``stream`` is a bundled
+    stream name or a stream schema path; ``start``/``end`` are ISO-8601 text,
+    datetimes or µs.
+    """
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from jobs.lake import Lake
+    from jobs.spark import get_spark
+    from schemas import load_stream_schema
+
+    started = time.perf_counter()
+    schema = load_stream_schema(stream)
+    name = schema["stream"]
+    start_us, end_us = _us(start), _us(end)
+    if end_us <= start_us:
+        raise ValueError(f"empty stats range: end must be after start ({start} .. {end})")
+    spec = make_spec(schema, workload_path, pane_seconds, group_by)
+    lake = Lake(lake_root)
+    spark = spark or get_spark()
+    bronze = lake.read_spark(spark, lake.bronze(name))
+    if bronze is None:
+        raise FileNotFoundError(f"no bronze table for stream {name!r} under {lake_root}; run ingest first")
+    first, last = _dt(start_us).date(), _dt(end_us - 1).date()
+    bronze = bronze.where((F.col("event_date") >= F.lit(first)) & (F.col("event_date") <= F.lit(last)))
+    rows = build_rows(spec, spark_aggregates(bronze, spec, start_us, end_us))
+    run = {
+        "run_id": uuid.uuid4().hex,
+        "stream": name,
+        "computed_at": datetime.now(UTC),
+        "range_start": _dt(start_us),
+        "range_end": _dt(end_us),
+        "pane_us": spec.pane_us,
+        "workload_hash": spec.workload_hash,
+        "group_by": json.dumps(spec.group_by) if spec.group_by else None,
+    }
+    table = pa.Table.from_pylist([{**run, **r} for r in rows], schema=stats_table_schema())
+    version = lake.write_arrow(lake.stats(name), table)
+    log.info("stats %s [%s, %s): %d rows, version %s in %.1fs",
+             name, _dt(start_us), _dt(end_us), len(rows), version, time.perf_counter() - started)
+    return version
+
+
+def _dt(us: int) -> datetime:
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us)
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    from engine.events import format_ts, parse_ts
+
+    return format_ts(parse_ts(value))
+
+
+# ---------------------------------------------------------------------- reading runs back
+
+
+def read_runs(lake_root: str | Path, stream: str) -> Any:
+    """The whole ``stats/<stream>`` table as Arrow (None when absent)."""
+    from jobs.lake import Lake
+
+    lake = Lake(lake_root)
+    return lake.read_arrow(lake.stats(_stream_name(stream)))
+
+
+def latest_statistics(
+    lake_root: str | Path, stream: str, workload: Any = None
+) -> dict[str, Any] | None:
+    """The newest stats run of ``stats/<stream>`` as a JSON-able dict, or None when there is none.
+
+    With ``workload`` (a path, text or ``sha256:`` hash), only runs computed
+    for that workload count.
+    """
+    table = read_runs(lake_root, stream)
+    if table is None or table.num_rows == 0:
+        return None
+    rows = table.to_pylist()
+    if workload is not None:
+        wanted = workload if str(workload).startswith("sha256:") else _workload_hash(workload)
+        rows = [r for r in rows if r["workload_hash"] == wanted]
+        if not rows:
+            return None
+    newest = max(rows, key=lambda r: (r["computed_at"], r["run_id"]))
+    run_rows = [r for r in rows if r["run_id"] == newest["run_id"]]
+    return statistics_dict(run_rows)
+
+
+def _workload_hash(workload: Any) -> str:
+    import optimizer
+
+    text = Path(workload).read_text() if isinstance(workload, Path) or Path(str(workload)).exists() else str(workload)
+    return optimizer.workload_hash(text)
+
+
+def _stream_name(stream: str) -> str:
+    path = Path(stream)
+    if path.suffix == ".json" or path.exists():
+        from schemas import load_stream_schema
+
+        return load_stream_schema(stream)["stream"]
+    return stream
+
+
+def statistics_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run's rows -> the nested dict recorded in plans (docs/lake.md §stats)."""
+    head = rows[0]
+    out: dict[str, Any] = {
+        "stream": head.get("stream"),
+        "run_id": head.get("run_id"),
+        "computed_at": _iso(head.get("computed_at")),
+        "range_start": _iso(head.get("range_start")),
+        "range_end": _iso(head.get("range_end")),
+        "pane_us": head.get("pane_us"),
+        "workload_hash": head.get("workload_hash"),
+        "group_by": json.loads(head["group_by"]) if head.get("group_by") else None,
+        "events": 0,
+        "panes": 0,
+        "types": {},
+        "groups": None,
+        "bursts": {},
+        "selectivity": {},
+    }
+    per_group: dict[str, dict[str, Any]] = {}
+    for r in sorted(rows, key=sort_key):
+        kind, t = r["kind"], r["event_type"]
+        if kind == "rate" and r["group_key"] is None:
+            out["types"][t] = {"events": r["events"], "rate_mean": r["mean"], "rate_max": r["max"]}
+            out["events"] += r["events"]
+            out["panes"] = r["panes"]
+        elif kind == "rate":
+            per_group.setdefault(t, {})[r["group_key"]] = {
+                "events": r["events"], "rate_mean": r["mean"], "rate_max": r["max"]}
+        elif kind == "groups":
+            if out["groups"] is None:
+                out["groups"] = {"count": 0, "by_type": {}, "per_group": per_group}
+            if t is None:
+                out["groups"]["count"] = r["groups"]
+            else:
+                out["groups"]["by_type"][t] = r["groups"]
+        elif kind == "burst":
+            q = r["query"] if r["query"] is not None else "*"
+            entry = out["bursts"].setdefault(q, {"partition_by": json.loads(r["partition_by"]), "types": {}})
+            entry["types"][t] = {"runs": r["runs"], "events": r["events"], "mean": r["mean"], "max": r["max"]}
+        elif kind == "selectivity":
+            var = out["selectivity"].setdefault(r["query"], {}).setdefault(
+                r["variable"], {"type": t, "events": r["events"], "all": None, "predicates": []})
+            if r["predicate"] == ALL:
+                var["all"] = r["value"]
+            else:
+                var["predicates"].append({"predicate": r["predicate"], "selectivity": r["value"],
+                                          "events": r["events"], "matched": r["matched"]})
+    return out
+
+
+# ---------------------------------------------------------------------- CLI
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "stats",
+        help="compute stream statistics over a trailing range of bronze (for the optimizer)",
+        description=(
+            "Compute per event type rates per pane, burst sizes, group counts and the "
+            "selectivity of every local predicate of the workload over the bronze events of "
+            "[FROM, TO), in Spark, and append them as one run to stats/<stream>. By default "
+            "TO is midnight after the newest event date in bronze and FROM is --days before it."
+        ),
+    )
+    p.add_argument("--lake", required=True, type=Path, help="lake root folder")
+    p.add_argument("--stream", required=True, help="stream schema: bundled name or JSON path")
+    p.add_argument("--workload", type=Path, help="workload file (*.etq): bursts per query and predicate selectivities")
+    p.add_argument("--from", dest="start", help="range start (ISO-8601 or epoch seconds), inclusive")
+    p.add_argument("--to", dest="end", help="range end (ISO-8601 or epoch seconds), exclusive")
+    p.add_argument("--days", type=float, default=7.0, help="range length when --from is not given (default 7)")
+    p.add_argument("--group-by", default="", help="comma-separated attributes: rates and counts per group too")
+    p.add_argument("--pane-seconds", type=float, help="pane length (default: the workload's pane, else 60)")
+    p.set_defaults(func=_run)
+
+
+def default_range(lake_root: str | Path, stream: str, start: Any, end: Any, days: float) -> tuple[int, int]:
+    """``(start_us, end_us)`` from the CLI options (``end`` defaults to after bronze's newest event date)."""
+    from jobs.lake import Lake
+
+    if end is not None:
+        end_us = _us(end)
+    else:
+        lake = Lake(lake_root)
+        newest = lake.max_partition_value(lake.bronze(_stream_name(stream)), "event_date")
+        if newest is None:
+            raise FileNotFoundError(f"no bronze events for stream {stream!r} under {lake_root}; run ingest first")
+        day = datetime.fromisoformat(str(newest)).replace(tzinfo=UTC) + timedelta(days=1)
+        end_us = _us(day)
+    start_us = _us(start) if start is not None else end_us - int(days * 86_400_000_000)
+    return start_us, end_us
+
+
+def _run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    group_by = [g.strip() for g in args.group_by.split(",") if g.strip()]
+    try:
+        start_us, end_us = default_range(args.lake, args.stream, args.start, args.end, args.days)
+        version = run_stats(args.lake, args.stream, args.workload, start_us, end_us,
+                            group_by=group_by, pane_seconds=args.pane_seconds)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"trendlake: error: {err}", file=sys.stderr)
+        return 2
+    stats = latest_statistics(args.lake, args.stream)
+    assert stats is not None
+    print(f"stats/{stats['stream']} version {version}: {stats['events']} events in "
+          f"[{stats['range_start']}, {stats['range_end']}), {len(stats['types'])} event types, "
+          f"pane {stats['pane_us'] / 1e6:g}s")
+    return 0
