@@ -129,15 +129,14 @@ def show_results(lake: Path, out: Path) -> Path:
     from jobs.sql import run_sql
 
     spark = get_spark()
-    print(run_sql(spark, lake, "SELECT table_name, rows FROM trendlake_tables ORDER BY table_name", show=False))
-    frame = run_sql(
+    run_sql(spark, lake, "SELECT table_name, rows FROM trendlake_tables ORDER BY table_name", show=True)
+    run_sql(
         spark,
         lake,
         "SELECT district, window_start, window_end, count AS trends, total_duration "
         "FROM results_stuck_trips ORDER BY trends DESC, district LIMIT 8",
-        show=False,
+        show=True,
     )
-    print(frame)
     series = run_sql(
         spark,
         lake,

@@ -294,11 +294,7 @@ def ingest(
     spark: Any = None,
 ) -> IngestReport:
     """Ingest the landing folder's new files into the stream's bronze/quarantine/log tables."""
-    import pyarrow as pa
-    from pyspark.sql import functions as F
-
     from jobs.lake import Lake
-    from jobs.quality import suite_for_stream, validate_bronze
     from jobs.spark import get_spark
 
     started = time.perf_counter()
@@ -306,7 +302,7 @@ def ingest(
     stream = stream_schema["stream"]
     lake = Lake(lake_root)
     report = IngestReport(stream)
-    bronze_t, quarantine_t, log_t = lake.bronze(stream), lake.quarantine(stream), lake.ingest_log(stream)
+    log_t = lake.ingest_log(stream)
 
     logged = lake.read_arrow(log_t, columns=["checksum"])
     seen = set(logged.column("checksum").to_pylist()) if logged is not None else set()
@@ -324,6 +320,28 @@ def ingest(
         return report
 
     spark = spark or get_spark()
+    # The validation projection has a few rules per attribute; with wide stream
+    # schemas its generated Java exceeds the JVM's 64 KB method limit and Spark
+    # logs a compile failure before falling back. Interpret it from the start.
+    codegen = spark.conf.get("spark.sql.codegen.wholeStage", "true")
+    spark.conf.set("spark.sql.codegen.wholeStage", "false")
+    try:
+        return _ingest_files(spark, lake, report, stream_schema, todo, started)
+    finally:
+        spark.conf.set("spark.sql.codegen.wholeStage", codegen)
+
+
+def _ingest_files(
+    spark: Any, lake: Any, report: IngestReport, stream_schema: dict[str, Any],
+    todo: list[tuple[Path, str]], started: float,
+) -> IngestReport:
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from jobs.quality import suite_for_stream, validate_bronze
+
+    stream = stream_schema["stream"]
+    bronze_t, quarantine_t, log_t = lake.bronze(stream), lake.quarantine(stream), lake.ingest_log(stream)
     lake.cleanup_staging()
     # Files an earlier run committed to bronze / quarantine but not to the log.
     checksums = [c for _, c in todo]
