@@ -79,33 +79,13 @@ def _checked_frame(df: Any, query: dict[str, Any]) -> Any:
 
 
 def run_suite(df: Any, suite: dict[str, Any]) -> dict[str, Any]:
-    """Validate a Spark DataFrame with an ephemeral GE context; failures raise."""
-    import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
+    """Validate one result table's rows with Great Expectations; failures raise."""
+    from jobs.quality import run_suite as run_expectations
 
-    context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    source = context.data_sources.add_or_update_spark(name="trendlake_results")
-    asset = source.add_dataframe_asset(name=suite["name"])
-    batch = asset.add_batch_definition_whole_dataframe("interval")
-    gx_suite = context.suites.add(
-        gx.ExpectationSuite(name=suite["name"], expectations=suite["expectations"], meta=suite.get("meta"))
-    )
-    definition = context.validation_definitions.add(
-        gx.ValidationDefinition(name=f"{suite['name']}_check", data=batch, suite=gx_suite)
-    )
-    result = definition.run(batch_parameters={"dataframe": df})
-    failed = []
-    for r in result.results:
-        if not r.success:
-            cfg = r.expectation_config
-            target = cfg.kwargs.get("column") or cfg.kwargs.get("column_list")
-            unexpected = (r.result or {}).get("unexpected_count")
-            detail = f": {unexpected} unexpected" if unexpected is not None else ""
-            failed.append(f"{cfg.type}({target}){detail}")
+    summary, failed = run_expectations(df, suite)
     if failed:
         raise ResultChecksFailed(f"{suite['name']}: " + "; ".join(failed))
-    return {"suite": suite["name"], "expectations": len(result.results), "success": True}
+    return summary
 
 
 def check_result_tables(

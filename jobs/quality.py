@@ -59,8 +59,11 @@ def write_suite(stream_schema: dict[str, Any], folder: str | Path = SUITES_DIR) 
     return path
 
 
-def validate_bronze(df: Any, suite: dict[str, Any]) -> dict[str, Any]:
-    """Run ``suite`` on a Spark DataFrame; a summary, or ``SuiteFailed`` when it does not pass."""
+def run_suite(df: Any, suite: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Validate a Spark DataFrame against ``suite`` in an ephemeral GE context.
+
+    Returns a summary and the failed expectations as ``type(column): N unexpected``.
+    """
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -80,12 +83,20 @@ def validate_bronze(df: Any, suite: dict[str, Any]) -> dict[str, Any]:
     for r in result.results:
         if not r.success:
             cfg = r.expectation_config
-            column = cfg.kwargs.get("column")
+            target = cfg.kwargs.get("column") or cfg.kwargs.get("column_list")
             unexpected = (r.result or {}).get("unexpected_count")
-            failed.append(f"{cfg.type}({column}): {unexpected} unexpected" if unexpected is not None else f"{cfg.type}({column})")
+            detail = f": {unexpected} unexpected" if unexpected is not None else ""
+            failed.append(f"{cfg.type}({target}){detail}")
+    summary = {"suite": suite["name"], "expectations": len(result.results), "success": not failed}
+    return summary, failed
+
+
+def validate_bronze(df: Any, suite: dict[str, Any]) -> dict[str, Any]:
+    """Run ``suite`` on a Spark DataFrame; a summary, or ``SuiteFailed`` when it does not pass."""
+    summary, failed = run_suite(df, suite)
     if failed:
         raise SuiteFailed(f"expectation suite {suite['name']} failed: " + "; ".join(failed))
-    return {"suite": suite["name"], "expectations": len(result.results), "success": True}
+    return summary
 
 
 def main(argv: list[str] | None = None) -> int:
