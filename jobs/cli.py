@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "jobs.stats": ("stats",),
     "jobs.sql": ("sql",),
     "jobs.generate": ("generate",),
+    "jobs.adapters": ("adapt",),
 }
 
 
