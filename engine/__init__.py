@@ -76,7 +76,12 @@ def _runner(name: str) -> Runner:
 Partials = dict[tuple[tuple[Any, ...], int], WindowResult]
 
 
-def query_partials(query: CompiledQuery, events: Iterable[Event], strategy: str = "auto") -> Partials:
+def query_partials(
+    query: CompiledQuery,
+    events: Iterable[Event],
+    strategy: str = "auto",
+    parts: dict[tuple[Any, ...], list[Event]] | None = None,
+) -> Partials:
     """Unfinalized results of one query: (group values, window index) -> state.
 
     The stream is split into partitions by the equivalence and group-by
@@ -87,7 +92,9 @@ def query_partials(query: CompiledQuery, events: Iterable[Event], strategy: str 
     run = _runner(name)
     positions = [query.partition_by.index(g) for g in query.group_by]
     out: Partials = {}
-    for key, part in partition(events, query.partition_by).items():
+    if parts is None:
+        parts = partition(events, query.partition_by)
+    for key, part in parts.items():
         try:
             results = run(query, part)
         except Unsupported:
@@ -144,10 +151,14 @@ def evaluate_partials(
     events = list(events)
     wanted = list(plan.queries) if queries is None else list(queries)
     out: dict[str, Partials] = {}
+    split: dict[tuple[str, ...], dict[tuple[Any, ...], list[Event]]] = {}  # once per partition key
     for name in wanted:
         if name not in plan.queries:
             raise PlanError(f"plan has no query {name!r}")
-        out[name] = query_partials(plan.queries[name], events, strategy)
+        query = plan.queries[name]
+        if query.partition_by not in split:
+            split[query.partition_by] = partition(events, query.partition_by)
+        out[name] = query_partials(query, events, strategy, split[query.partition_by])
     return out
 
 

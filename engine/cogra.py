@@ -166,7 +166,7 @@ def run(query: CompiledQuery, events: list[Event]) -> dict[int, WindowResult]:
         return _run_kernel(query, layout, _prepare_events(query, layout, events))
     if mode == "pattern":
         return _run_pattern(query, events)
-    return _Coarse(query).run(events)
+    return _Coarse.of(query).run(events)
 
 
 def run_columns(
@@ -1194,6 +1194,19 @@ class _Coarse:
     """Per time-stamp group interpreter: type-grained aggregates per (variable, window),
     "since" aggregates for negated transitions, kept events only for the sources of
     transitions with adjacent predicates (mixed-grained)."""
+
+    _cache: dict[int, tuple[CompiledQuery, _Coarse]] = {}
+
+    @classmethod
+    def of(cls, query: CompiledQuery) -> _Coarse:
+        """The interpreter of ``query``, built once (it keeps no state between runs)."""
+        hit = cls._cache.get(id(query))
+        if hit is None or hit[0] is not query:
+            if len(cls._cache) > 256:
+                cls._cache.clear()
+            hit = (query, cls(query))
+            cls._cache[id(query)] = hit
+        return hit[1]
 
     def __init__(self, query: CompiledQuery) -> None:
         q = query
