@@ -15,8 +15,8 @@ rows (all columns but ``computed_at``).
 from __future__ import annotations
 
 import json
-import re
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime

@@ -26,7 +26,7 @@ def trip_rows(trips: int, seed: int, start: datetime = DAY, hours: float = 48.0)
         base = {"driver": driver, "rider": rider, "district": district}
 
         def emit(etype: str, **attrs: float) -> None:
-            rows.append({"type": etype, "ts": t.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), **base, **attrs})
+            rows.append({"type": etype, "ts": t.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), **base, **attrs})  # noqa: B023 - called at once, never stored
 
         emit("Request", price=round(rng.uniform(5, 40), 2))
         t += timedelta(seconds=rng.randint(5, 60))
