@@ -79,11 +79,12 @@ def build_bronze(lake_root: Path, events: int, seed: int) -> dict[str, Any]:
     from deltalake import write_deltalake
 
     from jobs.generate import generate
-    from jobs.ingest import bronze_schema
+    from jobs.ingest import as_bronze, bronze_schema
     from jobs.lake import Lake
     from schemas import load_stream_schema
 
-    schema = bronze_schema(load_stream_schema(STREAM))
+    stream = load_stream_schema(STREAM)
+    schema = bronze_schema(stream)
     lake = Lake(lake_root)
     path = lake.path(lake.bronze(STREAM))
     path.mkdir(parents=True, exist_ok=True)
@@ -93,17 +94,11 @@ def build_bronze(lake_root: Path, events: int, seed: int) -> dict[str, Any]:
         seq = 0
         for table in generate(STREAM, events, seed, start=START, rate_per_second=RATE, chunk_size=500_000):
             n = table.num_rows
-            ts = table.column("ts").cast(pa.timestamp("us", tz="UTC"))
-            cols = {
-                "type": table.column("type"),
-                "ts": ts,
-                "seq": pa.array(range(seq, seq + n), pa.int64()),
-                "event_date": ts.cast(pa.timestamp("us")).cast(pa.date32()),
-                "source_file": pa.array(["generated-rides.parquet"] * n, pa.string()),
-                "source_checksum": pa.array([f"generated-rides-seed{seed}-{events}"] * n, pa.string()),
-            }
-            arrays = [cols[f.name] if f.name in cols else table.column(f.name) for f in schema]
-            out = pa.Table.from_arrays([a.cast(f.type) for a, f in zip(arrays, schema, strict=True)], schema=schema)
+            out = as_bronze(
+                table, stream, first_seq=seq, source_file="generated-rides.parquet",
+                source_checksum=f"generated-rides-seed{seed}-{events}",
+            )
+            ts = out.column("ts")
             if facts["first_ts"] is None:
                 facts["first_ts"] = ts[0].value
             facts["last_ts"] = ts[n - 1].value

@@ -77,6 +77,38 @@ def bronze_schema(stream_schema: dict[str, Any]) -> Any:
 BRONZE_RESERVED = ("type", "ts", "seq", "event_date", "source_file", "source_checksum")
 
 
+def as_bronze(
+    events: Any, stream_schema: dict[str, Any], *, first_seq: int, source_file: str, source_checksum: str
+) -> Any:
+    """An Arrow table of already valid, time-ordered events shaped as bronze rows.
+
+    For callers that build bronze without the ingest job (benchmarks, tests):
+    ``seq`` counts from ``first_seq``, ``event_date`` is the UTC date of ``ts``,
+    attributes the table lacks are NULL. No validation happens here.
+    """
+    import pyarrow as pa
+
+    schema = bronze_schema(stream_schema)
+    n = events.num_rows
+    ts = events.column("ts").cast(pa.timestamp("us", tz="UTC"))
+    given = {
+        "ts": ts,
+        "seq": pa.array(range(first_seq, first_seq + n), pa.int64()),
+        "event_date": ts.cast(pa.timestamp("us")).cast(pa.date32()),
+        "source_file": pa.array([source_file] * n, pa.string()),
+        "source_checksum": pa.array([source_checksum] * n, pa.string()),
+    }
+    arrays = []
+    for f in schema:
+        if f.name in given:
+            arrays.append(given[f.name])
+        elif f.name in events.column_names:
+            arrays.append(events.column(f.name).cast(f.type))
+        else:
+            arrays.append(pa.nulls(n, f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
 def check_stream_schema(stream_schema: dict[str, Any]) -> None:
     """Refuse a stream schema whose attribute names collide with bronze's own columns."""
     problems = []

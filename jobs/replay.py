@@ -198,12 +198,6 @@ def evaluate_sorted_batches(
             yield out
 
 
-def _jsonable(value: Any) -> Any:
-    from engine import OVERFLOW
-
-    return "OVERFLOW" if value is OVERFLOW else value
-
-
 # --------------------------------------------------------------------------- pushdown
 
 
@@ -360,14 +354,15 @@ def _arrow_type(schema: Any, name: str) -> Any:
 
 
 def result_table(query: dict[str, Any], rows: list[dict[str, Any]], schema: Any, plan_id: str, computed_at: datetime) -> Any:
-    """Typed Arrow table of one query's generic result rows."""
+    """Typed Arrow table of one query's finished result rows (``finish_rows``)."""
     import pyarrow as pa
+
+    from engine import OVERFLOW
 
     columns: dict[str, list[Any]] = {f.name: [] for f in schema}
     aggs = query["aggregates"]
     cols = result_columns(query)
     for row in rows:
-        values = {a["name"]: _jsonable(row[a["name"]]) for a in aggs}
         for g in query["group_by"]:
             columns[g].append(row[g])
         columns["window_start"].append(_dt(row["window_start"]))
@@ -375,8 +370,8 @@ def result_table(query: dict[str, Any], rows: list[dict[str, Any]], schema: Any,
         over = []
         for agg in aggs:
             col = cols[agg["name"]]
-            v = values.get(agg["name"])
-            if v == "OVERFLOW":
+            v = row[agg["name"]]
+            if v is OVERFLOW:
                 over.append(col)
                 v = None
             elif v is not None and pa.types.is_decimal(schema.field(col).type):

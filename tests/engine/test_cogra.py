@@ -29,16 +29,20 @@ from engine.events import Event, make_events, partition
 from engine.plan import load_plan
 from engine.query import CompiledQuery, Unsupported
 from engine.results import finalize, is_equal
-from tests.engine.handplans import SECOND, fig_2_3_query, plan_of, query_spec
+from tests.engine.handplans import SECOND, fig_2_3_query, query_spec
 from tests.engine.test_greta import (
     FIG_2_3,
-    FIG_11_1,
     compiled,
     only,
     random_queries,
     random_streams,
     stream,
     template_walks,
+)
+from tests.engine.test_worked_examples import (
+    FIG_2_4_AGGS,
+    FIG_2_4_WANT,
+    fig_11_1_negation,
 )
 from tests.randomized import event_rows, queries
 
@@ -87,44 +91,10 @@ def assert_same(query: CompiledQuery, events: list[Event]) -> None:
 # worked examples
 
 
-def test_fig_2_3_three_semantics() -> None:
-    events = stream(FIG_2_3)
-    assert only(final(fig_2_3_query(ANY), events))["COUNT(*)"] == 43
-    assert only(final(fig_2_3_query(NEXT), events))["COUNT(*)"] == 8
-    assert only(final(fig_2_3_query(CONT), events))["COUNT(*)"] == 2
-
-
 def test_fig_2_3_granularities() -> None:
     assert cogra.granularity_of(compiled(fig_2_3_query(ANY))) == "type"
     assert cogra.granularity_of(compiled(fig_2_3_query(NEXT))) == "pattern"
     assert cogra.granularity_of(compiled(fig_2_3_query(CONT))) == "pattern"
-
-
-FIG_2_4_AGGS = [
-    {"name": "COUNT(*)", "fn": "count_star"},
-    {"name": "COUNT(A)", "fn": "count", "var": "A"},
-    {"name": "MIN(A.attr)", "fn": "min", "var": "A", "attr": "attr"},
-    {"name": "MAX(A.attr)", "fn": "max", "var": "A", "attr": "attr"},
-    {"name": "SUM(A.attr)", "fn": "sum", "var": "A", "attr": "attr"},
-    {"name": "AVG(A.attr)", "fn": "avg", "var": "A", "attr": "attr"},
-]
-FIG_2_4_WANT = {
-    "COUNT(*)": 11,
-    "COUNT(A)": 20,
-    "MIN(A.attr)": 4,
-    "MAX(A.attr)": 6,
-    "SUM(A.attr)": 100,
-    "AVG(A.attr)": 5.0,
-}
-
-
-def fig_2_4_events() -> list[Event]:
-    return stream("a1 b2 a3 a4 b7", a1={"attr": 5}, a3={"attr": 6}, a4={"attr": 4})
-
-
-def test_fig_2_4_aggregates() -> None:
-    spec = fig_2_3_query(aggregates=FIG_2_4_AGGS, required={"A": ["attr"]})
-    assert only(final(spec, fig_2_4_events())) == FIG_2_4_WANT
 
 
 def test_fig_2_4_aggregates_columnar() -> None:
@@ -158,66 +128,8 @@ def test_fig_2_4_through_pyarrow_table() -> None:
     assert only(finalized(compiled(spec), got)) == FIG_2_4_WANT
 
 
-def test_fig_11_1_positive_pattern_and_negation() -> None:
-    assert only(final(fig_2_3_query(), stream(FIG_11_1)))["COUNT(*)"] == 43
-    spec = query_spec(
-        variables=[("A", "A"), ("B", "B"), ("C", "C", True), ("D", "D", True)],
-        start=["A"],
-        end=["B"],
-        transitions=[("A", "A"), ("A", "B", [0]), ("B", "A")],
-        negations=[["C", "D"]],
-    )
-    assert cogra.granularity_of(compiled(spec)) == "type+negation"
-    assert only(final(spec, stream(FIG_11_1)))["COUNT(*)"] == 13
-
-
-def test_leading_and_trailing_negation_depend_on_the_window() -> None:
-    spec = query_spec(
-        variables=[("A", "A"), ("B", "B"), ("N", "N", True)],
-        start=["A"],
-        end=["B"],
-        transitions=[("A", "B")],
-        negations=[["N"]],
-        start_negations=[0],
-        end_negations=[0],
-        within=4 * SECOND,
-        slide=SECOND,
-    )
-    assert final(spec, stream("n1 a2 b3 a4 b5 n7")) == {2: {"COUNT(*)": 3}, 3: {"COUNT(*)": 1}}
-
-
-def test_next_match_examples_of_design() -> None:
-    seq_abc = query_spec(
-        variables=[("A", "A"), ("B", "B"), ("C", "C")],
-        start=["A"],
-        end=["C"],
-        transitions=[("A", "B"), ("B", "C")],
-        semantics=NEXT,
-    )
-    assert only(final(seq_abc, stream("a1 b2 b3 c4")))["COUNT(*)"] == 1
-    seq_ab_plus_c = query_spec(
-        variables=[("A", "A"), ("B", "B"), ("C", "C")],
-        start=["A"],
-        end=["C"],
-        transitions=[("A", "B"), ("B", "B"), ("B", "C")],
-        semantics=NEXT,
-    )
-    # Algorithm 9 would say 1; DESIGN §5 (and the reference) say 2
-    assert only(final(seq_ab_plus_c, stream("a1 a2 b3 c4")))["COUNT(*)"] == 2
-
-
-def test_contiguous_middle_event_must_be_alone_at_its_time_stamp() -> None:
-    spec = query_spec(
-        variables=[("A", "A")], start=["A"], end=["A"], transitions=[("A", "A")], semantics=CONT
-    )
-    assert only(final(spec, stream("a1 a2 a2 a3")))["COUNT(*)"] == 8
-
-
-def test_aliases_are_separate_paths() -> None:
-    spec = query_spec(
-        variables=[("X", "A"), ("Y", "A")], start=["X"], end=["Y"], transitions=[("X", "Y")]
-    )
-    assert only(final(spec, stream("a1 a2 a3")))["COUNT(*)"] == 3
+def test_fig_11_1_negation_is_type_grained() -> None:
+    assert cogra.granularity_of(compiled(fig_11_1_negation())) == "type+negation"
 
 
 def test_event_grained_next_match_is_left_to_greta() -> None:
@@ -312,12 +224,6 @@ def test_saturated_window_is_skipped_but_others_are_exact() -> None:
     rows = [{"type": "A", "ts": i + 1} for i in range(5000)] + [{"type": "B", "ts": 6000}]
     rows += [{"type": "A", "ts": 10_001}, {"type": "A", "ts": 10_002}, {"type": "B", "ts": 10_003}]
     assert final(spec, make_events(rows)) == {0: {"COUNT(*)": engine.OVERFLOW}, 1: {"COUNT(*)": 3}}
-
-
-def test_registered_strategy_evaluates_plans() -> None:
-    rows = [{"type": n[0].upper(), "ts": int(n[1:])} for n in FIG_2_3.split()]
-    got = engine.evaluate(plan_of(fig_2_3_query()), make_events(rows), strategy="cogra")
-    assert [r["COUNT(*)"] for r in got] == [43]
 
 
 # ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""GRETA (engine.greta) on the dissertation's worked examples and against the reference.
+"""GRETA (engine.greta) against the reference (worked examples: test_worked_examples.py).
 
 The differential test builds random queries at the engine level: a random
 pattern tree of SEQ / + / NOT over 2-4 types is turned into a template by a
@@ -21,7 +21,7 @@ from engine.events import Event, make_events
 from engine.plan import load_plan
 from engine.query import CompiledQuery
 from engine.results import finalize, is_equal
-from tests.engine.handplans import SECOND, fig_2_3_query, plan_of, query_spec
+from tests.engine.handplans import SECOND, plan_of, query_spec
 
 ANY = "skip-till-any-match"
 NEXT = "skip-till-next-match"
@@ -55,119 +55,7 @@ def only(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
 
 
 FIG_2_3 = "a1 b2 a3 a4 c5 b6 a7 b8"
-
-
-def test_fig_2_3_three_semantics() -> None:
-    events = stream(FIG_2_3)
-    assert only(final(fig_2_3_query(ANY), events))["COUNT(*)"] == 43
-    assert only(final(fig_2_3_query(NEXT), events))["COUNT(*)"] == 8
-    assert only(final(fig_2_3_query(CONT), events))["COUNT(*)"] == 2
-
-
-def test_fig_2_4_aggregates() -> None:
-    aggs = [
-        {"name": "COUNT(*)", "fn": "count_star"},
-        {"name": "COUNT(A)", "fn": "count", "var": "A"},
-        {"name": "MIN(A.attr)", "fn": "min", "var": "A", "attr": "attr"},
-        {"name": "MAX(A.attr)", "fn": "max", "var": "A", "attr": "attr"},
-        {"name": "SUM(A.attr)", "fn": "sum", "var": "A", "attr": "attr"},
-        {"name": "AVG(A.attr)", "fn": "avg", "var": "A", "attr": "attr"},
-    ]
-    spec = fig_2_3_query(aggregates=aggs, required={"A": ["attr"]})
-    events = stream("a1 b2 a3 a4 b7", a1={"attr": 5}, a3={"attr": 6}, a4={"attr": 4})
-    assert only(final(spec, events)) == {
-        "COUNT(*)": 11,
-        "COUNT(A)": 20,
-        "MIN(A.attr)": 4,
-        "MAX(A.attr)": 6,
-        "SUM(A.attr)": 100,
-        "AVG(A.attr)": 5.0,
-    }
-
-
 FIG_11_1 = "a1 b2 c2 a3 e3 a4 c5 d6 b7 a8 b9"
-
-
-def test_fig_11_1_positive_pattern() -> None:
-    assert only(final(fig_2_3_query(), stream(FIG_11_1)))["COUNT(*)"] == 43
-
-
-def test_example_11_1_negation_invalidates_predecessors() -> None:
-    """(SEQ(A+, NOT SEQ(C, D), B))+ : (c5, d6) invalidates a1, a3, a4 for b's after d6.
-
-    b7 gets no valid predecessor; a8 still follows every earlier a and b2; b9
-    only follows a8: b2 (1) + b9 (a8 = 1 + a1 1 + b2 1 + a3 3 + a4 6 = 12) = 13.
-    The dissertation's inner ``NOT E`` of ``SEQ(C, NOT E, D)`` is not
-    expressible in the plan format; it does not change this example.
-    """
-    spec = query_spec(
-        variables=[("A", "A"), ("B", "B"), ("C", "C", True), ("D", "D", True)],
-        start=["A"],
-        end=["B"],
-        transitions=[("A", "A"), ("A", "B", [0]), ("B", "A")],
-        negations=[["C", "D"]],
-    )
-    events = stream(FIG_11_1)
-    assert only(final(spec, events))["COUNT(*)"] == 13
-    assert final(spec, events) == final(spec, events, reference.run)
-
-
-def test_leading_and_trailing_negation_depend_on_the_window() -> None:
-    """SEQ(NOT N, A, B, NOT N) within 4 s sliding by 1 s."""
-    spec = query_spec(
-        variables=[("A", "A"), ("B", "B"), ("N", "N", True)],
-        start=["A"],
-        end=["B"],
-        transitions=[("A", "B")],
-        negations=[["N"]],
-        start_negations=[0],
-        end_negations=[0],
-        within=4 * SECOND,
-        slide=SECOND,
-    )
-    events = stream("n1 a2 b3 a4 b5 n7")
-    got = final(spec, events)
-    assert got == final(spec, events, reference.run)
-    # [2,6): a2 b3, a2 b5, a4 b5; [1,5): n1 blocks; [3,7): a4 b5; [4,8): n7 blocks
-    assert got == {2: {"COUNT(*)": 3}, 3: {"COUNT(*)": 1}}
-
-
-def test_next_match_examples_of_design() -> None:
-    seq_abc = query_spec(
-        variables=[("A", "A"), ("B", "B"), ("C", "C")],
-        start=["A"],
-        end=["C"],
-        transitions=[("A", "B"), ("B", "C")],
-        semantics=NEXT,
-    )
-    assert only(final(seq_abc, stream("a1 b2 b3 c4")))["COUNT(*)"] == 1
-    seq_ab_plus_c = query_spec(
-        variables=[("A", "A"), ("B", "B"), ("C", "C")],
-        start=["A"],
-        end=["C"],
-        transitions=[("A", "B"), ("B", "B"), ("B", "C")],
-        semantics=NEXT,
-    )
-    assert only(final(seq_ab_plus_c, stream("a1 a2 b3 c4")))["COUNT(*)"] == 2
-
-
-def test_contiguous_middle_event_must_be_alone_at_its_time_stamp() -> None:
-    spec = query_spec(
-        variables=[("A", "A")], start=["A"], end=["A"], transitions=[("A", "A")], semantics=CONT
-    )
-    # a1 a2 a2' a3: a1 | a2 | a2' | a3 | a1a2 | a1a2' | a2a3 | a2'a3 (a1 a2 a3 has a2' between)
-    events = stream("a1 a2 a2 a3")
-    assert only(final(spec, events))["COUNT(*)"] == 8
-    assert final(spec, events) == final(spec, events, reference.run)
-
-
-def test_aliases_are_separate_paths() -> None:
-    """SEQ(A X, A Y): every pair of A events counts once (one assignment each)."""
-    spec = query_spec(
-        variables=[("X", "A"), ("Y", "A")], start=["X"], end=["Y"], transitions=[("X", "Y")]
-    )
-    events = stream("a1 a2 a3")
-    assert only(final(spec, events))["COUNT(*)"] == 3
 
 
 def kleene_a(n: int) -> tuple[dict[str, Any], list[Event]]:
@@ -192,12 +80,6 @@ def test_count_is_exact_up_to_the_cap_then_overflow() -> None:
     spec, events = kleene_a(140)
     assert only(final(spec, events))["COUNT(*)"] is engine.OVERFLOW
     assert only(final(spec, events))["SUM(A.x)"] == 0
-
-
-def test_registered_strategy_evaluates_plans() -> None:
-    rows = [{"type": n[0].upper(), "ts": int(n[1:])} for n in FIG_2_3.split()]
-    got = engine.evaluate(plan_of(fig_2_3_query()), make_events(rows), strategy="greta")
-    assert [r["COUNT(*)"] for r in got] == [43]
 
 
 # ---------------------------------------------------------------------------

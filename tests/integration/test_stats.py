@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from jobs import lake as lakelib
+from jobs.ingest import as_bronze
 from jobs.stats import compute_stats, latest_statistics, read_runs, run_stats
 from schemas import load_stream_schema
 
@@ -47,23 +48,6 @@ def events() -> pa.Table:
     return table.append_column("seq", pa.array(range(len(rows)), pa.int64()))
 
 
-def bronze_of(table: pa.Table, schema: dict) -> pa.Table:
-    from jobs.ingest import bronze_schema
-
-    target = bronze_schema(schema)
-    cols = {}
-    for field in target:
-        if field.name == "event_date":
-            cols[field.name] = pa.array([t.date() for t in table.column("ts").to_pylist()], pa.date32())
-        elif field.name in ("source_file", "source_checksum"):
-            cols[field.name] = pa.array(["hand"] * table.num_rows)
-        elif field.name in table.column_names:
-            cols[field.name] = table.column(field.name).cast(field.type)
-        else:
-            cols[field.name] = pa.nulls(table.num_rows, field.type)
-    return pa.table(cols, schema=target)
-
-
 def comparable(rows: list[dict]) -> list[tuple]:
     keys = ("kind", "event_type", "group_key", "query", "variable", "predicate", "events", "panes",
             "runs", "matched", "groups", "max", "mean", "value")
@@ -76,7 +60,9 @@ def test_spark_stats_equal_the_arrow_function_and_hand_counts(tmp_path, spark) -
     workload.write_text(WORKLOAD)
     table = events()
     lake = lakelib.Lake(tmp_path / "lake")
-    lake.write_arrow("bronze/rides", bronze_of(table, schema))
+    lake.write_arrow(
+        "bronze/rides", as_bronze(table, schema, first_seq=0, source_file="hand", source_checksum="hand")
+    )
     start, end = DAY, DAY.replace(minute=10)
 
     plain = compute_stats(table, schema, workload, start=start, end=end)
