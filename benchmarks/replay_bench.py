@@ -2,18 +2,19 @@
 
 What is compared, in one process, on the same bronze table and the same SparkSession:
 
-* **replay** — ``jobs.replay.replay`` for the interval: reads the bronze panes,
-  pushes the plan's predicates down, and for each distinct partition key of the
-  plan repartitions by the key, sorts within partitions by ``(key, ts, seq)``,
-  runs the engine per key in ``mapInArrow``, collects the partial states,
-  merges them on the driver and replaces the windows in the 50 result tables.
-* **baseline** — the pipeline's own I/O without the engine: the same read with
-  the same ``event_date`` / ``ts`` / pushed-down filters and the same columns,
-  the same ``repartition(keys)`` + ``sortWithinPartitions(keys, ts, seq)`` for
-  every distinct partition key of the plan, then a plain windowed ``COUNT`` per
-  (key, pane) — tumbling windows of the smallest slide of that key's queries —
-  computed per Arrow batch with pyarrow/numpy in ``mapInArrow``, partial counts
-  merged on the driver and written to one Delta table.
+* **replay** — ``jobs.replay.replay`` for the interval: for each distinct
+  partition key of the plan, ``jobs.replay.keyed_inputs`` reads the bronze
+  panes with that key's queries' predicates pushed down and only the columns
+  they read, repartitions by the key and sorts within partitions by
+  ``(key, ts, seq)``; the engine runs on the sorted Arrow batches in
+  ``mapInArrow`` (``engine.evaluate_table_partials``), the driver merges the
+  partial states and replaces the windows in the 50 result tables.
+* **baseline** — the pipeline's own I/O without the engine: the very same
+  ``keyed_inputs`` DataFrames (same read, filters, columns, repartition and
+  sort), then a plain windowed ``COUNT`` per (key, pane) — tumbling windows of
+  the smallest slide of that key's queries — computed per Arrow batch with
+  pyarrow/numpy in ``mapInArrow``, partial counts merged on the driver and
+  written to one Delta table.
 
 The events are ``jobs.generate``'s rides stream at the density of a day of
 10 million events (``rate = 10M / 86400`` per second); the bronze table is
@@ -165,43 +166,28 @@ def run_baseline(spark: Any, lake_root: Path, plan_raw: dict[str, Any], start_us
                  out_path: Path) -> dict[str, Any]:
     """The I/O baseline for ``(start, end]``, its counts overwritten into the Delta table ``out_path``."""
     from deltalake import write_deltalake
-    from pyspark.sql import functions as F
 
     import engine
     from jobs.lake import Lake
-    from jobs.replay import _dt, needed_range, pushdown_filter
+    from jobs.replay import keyed_inputs, needed_range
 
     started = time.perf_counter()
     compiled = engine.load_plan(plan_raw)
     lake = Lake(lake_root)
     bronze = lake.read_spark(spark, f"bronze/{STREAM}")
     lo, hi = needed_range(list(compiled.queries.values()), start_us, end_us)
-    events = bronze.where(
-        (F.col("event_date") >= F.lit(_dt(lo).date())) & (F.col("event_date") <= F.lit(_dt(hi - 1).date()))
-    ).where((F.col("ts") >= F.lit(_dt(lo))) & (F.col("ts") < F.lit(_dt(hi))))
-    cond = pushdown_filter(plan_raw, set(bronze.columns))
-    if cond is not None:
-        events = events.where(cond)
-    keep = [c for c in bronze.columns if c not in ("event_date", "source_file", "source_checksum")]
-    events = events.select(*keep)
-
     panes: dict[tuple[str, ...], int] = {}
-    for q in compiled.queries.values():
-        panes[q.partition_by] = min(panes.get(q.partition_by, q.slide), q.slide)
     out = None
-    for keys, pane in panes.items():
-        part = events
-        for k in keys:
-            part = part.where(F.col(k).isNotNull())
-        key_cols = list(keys)
+    for item in keyed_inputs(bronze, plan_raw, compiled, lo, hi):  # replay's own inputs
+        keys = tuple(item.keys)
+        pane = min(compiled.queries[n].slide for n in item.queries)
+        panes[keys] = pane
         spec = ",".join(keys) or "()"
 
-        def count(batches: Any, _spec: str = spec, _keys: list[str] = key_cols, _pane: int = pane) -> Any:
+        def count(batches: Any, _spec: str = spec, _keys: list[str] = item.keys, _pane: int = pane) -> Any:
             return baseline_counts(_spec, _keys, _pane, batches)
 
-        part = part.repartition(*[F.col(k) for k in key_cols]) if key_cols else part.repartition(1)
-        part = part.sortWithinPartitions(*key_cols, "ts", "seq")
-        counted = part.mapInArrow(count, BASELINE_SCHEMA)
+        counted = item.frame.mapInArrow(count, BASELINE_SCHEMA)
         out = counted if out is None else out.unionByName(counted)
     partial = out.toArrow()
     merged = partial.group_by(["spec", "key", "window_start"]).aggregate([("n", "sum")])

@@ -685,13 +685,27 @@ def _prepare_columns(
             tm = type_masks[var.type] = types.mask(var.type)
         masks.append(_local_mask(query, v, tm, attrs, spec, cache))
     keep = masks[0] if nv == 1 else np.logical_or.reduce(masks)
-    idx = np.flatnonzero(keep)
+    return prepared_from_masks(query, layout, masks, np.flatnonzero(keep), ts, attrs)
+
+
+def prepared_from_masks(
+    query: CompiledQuery,
+    layout: _Layout,
+    masks: list[np.ndarray],
+    idx: np.ndarray,
+    ts: np.ndarray,
+    attrs: dict[str, Any],
+) -> _Prepared:
+    """The kernel's input from one match mask per positive variable (``layout.vars``
+    order), keeping the events at ``idx`` (each matching at least one variable)."""
+    nv = len(layout.vars)
     sub = [m[idx] for m in masks]
     code = np.full(len(idx), -1, dtype=np.int64)
     for i, m in enumerate(sub):
         code[m] = i
     multi: dict[int, list[int]] = {}
-    if len(type_masks) < nv:  # aliases: an event may match several variables of its type
+    # aliases: an event may match several variables of its type
+    if len({query.variables[v].type for v in layout.vars}) < nv:
         hits = np.sum(sub, axis=0)
         for pos in np.flatnonzero(hits > 1).tolist():
             multi[pos] = [i for i in range(nv) if sub[i][pos]]
@@ -951,7 +965,13 @@ def _segments(ts: np.ndarray, within: int, slide: int) -> np.ndarray:
     return 2 * q + (r >= off)
 
 
-def _run_kernel(query: CompiledQuery, layout: _Layout, prep: _Prepared) -> dict[int, WindowResult]:
+def _run_kernel(
+    query: CompiledQuery, layout: _Layout, prep: _Prepared, kid: np.ndarray | None = None
+) -> dict[Any, WindowResult]:
+    """Results per window index of one partition; with ``kid`` (a non-decreasing
+    partition id per event) of many partitions at once, keyed ``(kid, window index)``:
+    no time-stamp group, step or pane spans two partitions, and every open window
+    closes where the next partition starts."""
     ts, code = prep.ts, prep.code
     n = len(ts)
     if n == 0:
@@ -961,6 +981,8 @@ def _run_kernel(query: CompiledQuery, layout: _Layout, prep: _Prepared) -> dict[
     # time-stamp groups
     newg = np.ones(n, dtype=bool)
     newg[1:] = ts[1:] != ts[:-1]
+    if kid is not None:
+        newg[1:] |= kid[1:] != kid[:-1]
     gstart = np.flatnonzero(newg)
     ng = len(gstart)
     gcode = code[gstart]
@@ -977,9 +999,12 @@ def _run_kernel(query: CompiledQuery, layout: _Layout, prep: _Prepared) -> dict[
     selfloop = np.asarray(layout.selfloop + [False], dtype=bool)  # index -1 -> False
     special = impure | (gcode < 0) | ((gsize > 1) & selfloop[gcode])
     gseg = _segments(ts[gstart], within, slide)
+    gkid = kid[gstart] if kid is not None else None
     brk = np.ones(ng, dtype=bool)
     if ng > 1:
         brk[1:] = special[1:] | special[:-1] | (gcode[1:] != gcode[:-1]) | (gseg[1:] != gseg[:-1])
+        if gkid is not None:
+            brk[1:] |= gkid[1:] != gkid[:-1]
     sstart = np.flatnonzero(brk)
     if len(sstart) < ng:  # cut bursts longer than LIMIT
         sid = np.cumsum(brk) - 1
@@ -1023,22 +1048,31 @@ def _run_kernel(query: CompiledQuery, layout: _Layout, prep: _Prepared) -> dict[
     rows, kernel = layout.instantiate(code_list, kk_list, stats, groups)
     # panes: runs of steps in the same segment
     sseg = gseg[sstart]
-    cut = np.flatnonzero(sseg[1:] != sseg[:-1]) + 1
+    newseg = sseg[1:] != sseg[:-1]
+    if gkid is not None:
+        newseg |= gkid[sstart[1:]] != gkid[sstart[:-1]]
+    cut = np.flatnonzero(newseg) + 1
     seg_lo = np.concatenate(([0], cut)).tolist()
     seg_hi = np.concatenate((cut, [nsteps])).tolist()
     seg_ts = ts[ev_lo[seg_lo]].tolist()
+    seg_kid = gkid[sstart[seg_lo]].tolist() if gkid is not None else None
     zero = layout.zero
     frozen_ok = layout.frozen_ok and SKIP_SATURATED
     result = layout.result
     states: dict[int, tuple] = {}  # open windows, in increasing order
-    out: dict[int, WindowResult] = {}
+    out: dict[Any, WindowResult] = {}
+    part: Any = None  # the partition of the open windows (keyed runs)
 
     def close(k: int) -> None:
         r = result(states.pop(k))
         if r is not None:
-            out[k] = r
+            out[k if seg_kid is None else (part, k)] = r
 
-    for lo, hi, t in zip(seg_lo, seg_hi, seg_ts, strict=True):
+    for i, (lo, hi, t) in enumerate(zip(seg_lo, seg_hi, seg_ts, strict=True)):
+        if seg_kid is not None and seg_kid[i] != part:
+            for k in list(states):
+                close(k)
+            part = seg_kid[i]
         kmin = (t - within) // slide + 1
         kmax = t // slide
         while states:

@@ -90,37 +90,29 @@ def _generic_arrow_schema() -> Any:
     ])
 
 
-def evaluate_partition(
-    plan_raw: dict[str, Any], query_names: list[str], table: Any, start: int, end: int
-) -> Any:
-    """Run the named queries over the events of one key (an Arrow table); generic result rows.
+def evaluate_table(
+    plan_raw: dict[str, Any], query_names: list[str], table: Any, start: int, end: int,
+    sorted_by: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Partial (unfinalized) results of the events of some partitions (an Arrow table),
+    windows ending in ``(start, end]``, as generic rows.
 
-    The queries go through ``engine.evaluate`` as one set, so a plan that shares
-    work among queries of the same partition key is executed as planned.
+    The queries go through ``engine.evaluate_table_partials`` as one set, so a
+    plan that shares work among queries of the same partition key is executed
+    as planned. Several partitions (equivalence values) may belong to one
+    group, and they may be evaluated in different tasks, so executors ship
+    mergeable states and the driver combines them per (query, group, window)
+    before finalizing.
     """
-    import pyarrow as pa
-
-    from engine.events import events_from_arrow
-
-    events = events_from_arrow(table, where="bronze")
-    return pa.Table.from_pylist(_result_rows(plan_raw, query_names, events, start, end), schema=_generic_arrow_schema())
-
-
-def _result_rows(plan_raw: dict[str, Any], query_names: list[str], events: list[Any], start: int, end: int) -> list[dict[str, Any]]:
-    """Partial (unfinalized) results of the events of some partitions, windows ending in (start, end].
-
-    Several partitions (equivalence values) may belong to one group, and they may
-    be evaluated in different tasks, so executors ship mergeable states and the
-    driver combines them per (query, group, window) before finalizing.
-    """
-    import engine
     from engine.results import to_state
+    from engine.table import evaluate_table_partials
 
     plan = compiled_plan(plan_raw)
     out = []
-    for name, partials in engine.evaluate_partials(plan, events, queries=query_names).items():
+    partials = evaluate_table_partials(plan, table, queries=query_names, sorted_by=sorted_by)
+    for name, by_window in partials.items():
         query = plan.queries[name]
-        for (group, k), state in partials.items():
+        for (group, k), state in by_window.items():
             w_start, w_end = query.window_bounds(k)
             if not (start < w_end <= end):
                 continue
@@ -156,49 +148,52 @@ def finish_rows(plan: Any, rows: list[dict[str, Any]]) -> dict[str, list[dict[st
     return {name: engine.finish_query(plan.queries[name], p) for name, p in partials.items()}
 
 
+CHUNK_ROWS = 200_000  # rows evaluated together by an executor (whole partitions)
+
+
 def evaluate_sorted_batches(
     plan_raw: dict[str, Any], query_names: list[str], keys: list[str], batches: Any, start: int, end: int
 ) -> Any:
-    """``mapInArrow`` body: batches sorted by ``keys, ts, seq``; one engine run per key.
+    """``mapInArrow`` body: batches sorted by ``keys, ts, seq``; generic result rows.
 
     Rows of one key are contiguous (the DataFrame was repartitioned by the keys
-    and sorted within partitions), possibly across batch boundaries, so a key's
-    events are buffered until the next key starts.
+    and sorted within partitions), possibly across batch boundaries. Batches
+    are collected into chunks of about ``CHUNK_ROWS`` rows cut where a key
+    starts, so every partition is evaluated whole, in one chunk.
     """
+    import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    from engine.events import _events_from_us_rows
+    from engine.table import key_runs
 
     schema = _generic_arrow_schema()
-    current: tuple[Any, ...] | None = None
-    buffered: list[dict[str, Any]] = []
 
-    def flush() -> Any:
-        rows = _result_rows(plan_raw, query_names, _events_from_us_rows(buffered, "bronze"), start, end)
+    def run(table: Any) -> Any:
+        rows = evaluate_table(plan_raw, query_names, table, start, end, sorted_by=keys)
         return pa.RecordBatch.from_pylist(rows, schema=schema) if rows else None
 
+    pending: list[Any] = []
+    size = 0
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        ts = pc.cast(batch.column("ts"), pa.timestamp("us", tz="UTC")).cast(pa.int64())
-        batch = batch.set_column(batch.schema.get_field_index("ts"), "ts", ts)
-        for row in batch.to_pylist():
-            key = tuple(row[k] for k in keys)
-            if key != current and buffered:
-                out = flush()
-                buffered = []
-                if out is not None:
-                    yield out
-            current = key
-            buffered.append(row)
-    if buffered:
-        out = flush()
+        pending.append(batch)
+        size += batch.num_rows
+        if size < CHUNK_ROWS or not keys:
+            continue
+        table = pa.Table.from_batches(pending)
+        cut = int(np.flatnonzero(key_runs(table, keys))[-1])  # where the last key starts
+        if cut == 0:
+            continue  # one key so far: keep collecting
+        out = run(table.slice(0, cut))
         if out is not None:
             yield out
-
-
-# --------------------------------------------------------------------------- pushdown
+        pending = table.slice(cut).to_batches()
+        size = table.num_rows - cut
+    if pending:
+        out = run(pa.Table.from_batches(pending))
+        if out is not None:
+            yield out
 
 
 def spark_column(expr: dict[str, Any]) -> Any:
@@ -227,10 +222,11 @@ def spark_column(expr: dict[str, Any]) -> Any:
     }[op]()
 
 
-def pushdown_filter(plan_raw: dict[str, Any], columns: set[str]) -> Any:
-    """A Spark condition keeping every event some query may use (None: keep all).
+def pushdown_filter(plan_raw: dict[str, Any], columns: set[str], queries: list[str] | None = None) -> Any:
+    """A Spark condition keeping every event some query (of ``queries``; default all)
+    may use (None: keep all).
 
-    Contiguous queries see every event of their partition, so a plan with one
+    Contiguous queries see every event of their partition, so a set with one
     pushes down nothing. Otherwise an event is kept when it may match some
     variable: its type, required attributes present and the local predicates
     that can be expressed safely in Spark (others are left to the engine).
@@ -239,10 +235,11 @@ def pushdown_filter(plan_raw: dict[str, Any], columns: set[str]) -> Any:
 
     from pyspark.sql import functions as F
 
-    if any(q["semantics"] == "contiguous" for q in plan_raw["queries"]):
+    chosen = [q for q in plan_raw["queries"] if queries is None or q["name"] in queries]
+    if any(q["semantics"] == "contiguous" for q in chosen):
         return None
     options = []
-    for q in plan_raw["queries"]:
+    for q in chosen:
         required = q.get("required_attributes", {})
         for var in q["variables"]:
             cond = F.col("type") == F.lit(var["type"])
@@ -260,6 +257,55 @@ def pushdown_filter(plan_raw: dict[str, Any], columns: set[str]) -> Any:
     if not options:
         return F.lit(False)
     return reduce(lambda a, b: a | b, options)
+
+
+@dataclass
+class KeyedInput:
+    """The events one partition key's queries need, ready for ``mapInArrow``."""
+
+    keys: list[str]
+    queries: list[str]
+    frame: Any  # repartitioned by keys, sorted within partitions by (keys, ts, seq)
+
+
+def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], compiled: Any, lo: int, hi: int) -> list[KeyedInput]:
+    """Per distinct partition key of the plan: the bronze events of ``[lo, hi)`` its
+    queries may use, with only the columns they read, partitioned and sorted.
+
+    Partition pruning on ``event_date``, a time filter, the key's queries' local
+    predicates pushed down (``pushdown_filter``), rows lacking a key value
+    dropped, projection to ``type, ts, seq``, the keys and the attributes the
+    queries mention; then ``repartition(keys)`` and ``sortWithinPartitions(keys,
+    ts, seq)`` so every partition's events arrive contiguous and in time order.
+    """
+    from pyspark.sql import functions as F
+
+    from engine.table import referenced_attributes
+
+    columns = set(bronze.columns)
+    window = bronze.where(
+        (F.col("event_date") >= F.lit(_dt(lo).date())) & (F.col("event_date") <= F.lit(_dt(hi - 1).date()))
+    ).where((F.col("ts") >= F.lit(_dt(lo))) & (F.col("ts") < F.lit(_dt(hi))))
+    specs = {q["name"]: q for q in plan_raw["queries"]}
+    by_key: dict[tuple[str, ...], list[str]] = {}
+    for name, q in compiled.queries.items():
+        by_key.setdefault(q.partition_by, []).append(name)
+    out = []
+    for keys, names in by_key.items():
+        part = window
+        cond = pushdown_filter(plan_raw, columns, names)
+        if cond is not None:
+            part = part.where(cond)
+        for k in keys:
+            part = part.where(F.col(k).isNotNull())
+        used = set().union(*(referenced_attributes(specs[n]) for n in names))
+        keep = ["type", "ts", "seq", *keys]
+        keep += sorted(c for c in used & columns if c not in keep)
+        part = part.select(*keep)
+        key_cols = list(keys)
+        part = part.repartition(*[F.col(k) for k in key_cols]) if key_cols else part.repartition(1)
+        out.append(KeyedInput(key_cols, names, part.sortWithinPartitions(*key_cols, "ts", "seq")))
+    return out
 
 
 def _attrs_of(expr: dict[str, Any]) -> set[str]:
@@ -442,36 +488,13 @@ def replay(
         raise ReplayError(f"no bronze table for stream {stream!r} under {lake_root}; run ingest first")
     bronze_schema = lake.arrow_schema(f"bronze/{stream}")
     lo, hi = needed_range(list(compiled.queries.values()), start_us, end_us)
-    from pyspark.sql import functions as F
-
-    events = bronze.where(
-        (F.col("event_date") >= F.lit(_dt(lo).date())) & (F.col("event_date") <= F.lit(_dt(hi - 1).date()))
-    ).where((F.col("ts") >= F.lit(_dt(lo))) & (F.col("ts") < F.lit(_dt(hi))))
-    cond = pushdown_filter(plan, set(bronze.columns))
-    if cond is not None:
-        events = events.where(cond)
-    keep = [c for c in bronze.columns if c not in ("event_date", "source_file", "source_checksum")]
-    events = events.select(*keep)
-
-    by_key: dict[tuple[str, ...], list[str]] = {}
-    for name, q in compiled.queries.items():
-        by_key.setdefault(q.partition_by, []).append(name)
     generic = None
-    for keys, names in by_key.items():
-        part = events
-        for k in keys:
-            part = part.where(F.col(k).isNotNull())
-        key_cols = list(keys)
+    for item in keyed_inputs(bronze, plan, compiled, lo, hi):
 
-        def run_sorted(batches: Any, _names: list[str] = names, _keys: list[str] = key_cols) -> Any:
+        def run_sorted(batches: Any, _names: list[str] = item.queries, _keys: list[str] = item.keys) -> Any:
             return evaluate_sorted_batches(plan, _names, _keys, batches, start_us, end_us)
 
-        if key_cols:
-            part = part.repartition(*[F.col(k) for k in key_cols])
-        else:
-            part = part.repartition(1)
-        part = part.sortWithinPartitions(*key_cols, "ts", "seq")
-        out = part.mapInArrow(run_sorted, GENERIC_SCHEMA)
+        out = item.frame.mapInArrow(run_sorted, GENERIC_SCHEMA)
         generic = out if generic is None else generic.unionByName(out)
     partial_rows = generic.toArrow().to_pylist() if generic is not None else []
     finished = finish_rows(compiled, partial_rows)

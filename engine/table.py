@@ -1,0 +1,428 @@
+"""Evaluating a plan over a columnar table holding many partitions at once.
+
+Replay's executors receive Arrow batches with the events of thousands of
+partitions (one per group-by / equivalence key), sorted by key and time.
+Evaluating them partition by partition through ``Event`` objects costs a
+Python object per event and a strategy run per (partition, query), most of
+which find nothing: in a day of rides, a query's pattern occurs in a few
+percent of the (rider, driver) pairs. ``evaluate_table_partials`` works per
+query on the whole table instead:
+
+1. **Matching, vectorized.** Per variable of the query, the mask of events of
+   its type passing its local predicates (numpy over the plan's expressions,
+   ``engine.cogra._local_mask``; row by row where numpy cannot be exact).
+2. **Pruning partitions that cannot hold a trend.** Every trend contains an
+   event of a start variable, one of an end variable, and one of every
+   *mandatory* variable (a positive variable on every template path from a
+   start to an end variable). A partition lacking one of them has no trend in
+   any window, so it produces no result row; it is skipped without being
+   looked at again. This is exact, not a heuristic.
+3. **Dropping irrelevant events.** Under skip-till-any-match and
+   skip-till-next-match an event matching no variable (positive or negated)
+   of the query cannot change its trends (DESIGN §5); under contiguous every
+   event of the partition counts, so none is dropped.
+4. **Evaluating.** Type-grained queries (COGRA's kernel) run once over all
+   remaining partitions, the kernel closing its windows at every partition
+   boundary (``engine.cogra._run_kernel`` with partition ids). Every other
+   query runs its strategy per remaining partition on ``Event`` objects built
+   for the remaining events only.
+
+The result is exactly ``engine.evaluate_partials`` on the same events (tests
+compare them on random workloads and streams): the same (group, window)
+states, mergeable across tables holding disjoint partitions and finished with
+``engine.finish_query``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from engine.events import RESERVED, Event, _clean
+from engine.plan import Plan, PlanError
+from engine.query import CONTIGUOUS, CompiledQuery, Unsupported
+from engine.results import WindowResult, merge
+
+Partials = dict[tuple[tuple[Any, ...], int], WindowResult]
+
+__all__ = ["evaluate_table_partials", "key_runs", "mandatory_variables", "referenced_attributes"]
+
+
+def mandatory_variables(query: CompiledQuery) -> frozenset[str]:
+    """Positive variables every trend contains: no template path from a start to an
+    end variable avoids them."""
+    out = set()
+    for v in query.positive:
+        frontier = [s for s in query.start if s != v]
+        seen = set(frontier)
+        while frontier:
+            x = frontier.pop()
+            for t in query.successors[x]:
+                if t.dst != v and t.dst not in seen:
+                    seen.add(t.dst)
+                    frontier.append(t.dst)
+        if not (seen & (query.end - {v})):
+            out.add(v)
+    return frozenset(out)
+
+
+def key_runs(table: Any, keys: Sequence[str]) -> np.ndarray:
+    """Boolean array: row i starts a new run of equal ``keys`` values (row 0 always does)."""
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    change = np.zeros(n, dtype=bool)
+    if n:
+        change[0] = True
+    if n < 2:
+        return change
+    for k in keys:
+        col = table.column(k)
+        diff = pc.not_equal(col.slice(1), col.slice(0, n - 1))
+        # a null next to a value (or two nulls) also separates runs
+        diff = pc.fill_null(diff, True)
+        change[1:] |= _bool_numpy(diff)
+    return change
+
+
+def _bool_numpy(arr: Any) -> np.ndarray:
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr.to_numpy(zero_copy_only=False).astype(bool, copy=False)
+
+
+class _Columns:
+    """The table's columns as numpy arrays, converted once and only when needed."""
+
+    def __init__(self, table: Any) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self.table = table
+        self.n = table.num_rows
+        ts = table.column("ts")
+        if pa.types.is_timestamp(ts.type):
+            ts = pc.cast(ts, pa.timestamp("us", tz="UTC")).cast(pa.int64())
+        elif not pa.types.is_integer(ts.type):
+            raise ValueError(f"ts must be an Arrow timestamp or µs integers, not {ts.type}")
+        if ts.null_count:
+            raise ValueError("ts has missing values")
+        self.ts = np.asarray(ts.to_numpy(), dtype=np.int64)
+        if "seq" in table.column_names and table.column("seq").null_count == 0:
+            self.seq = np.asarray(table.column("seq").to_numpy(), dtype=np.int64)
+        else:
+            self.seq = np.arange(self.n, dtype=np.int64)
+        types = table.column("type")
+        if isinstance(types, pa.ChunkedArray):
+            types = types.combine_chunks()
+        if not pa.types.is_dictionary(types.type):
+            types = pc.dictionary_encode(types)
+        self.type_codes = types.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        self.type_names = [str(t) for t in types.dictionary.to_pylist()]
+        self.attr_names = [c for c in table.column_names if c not in RESERVED]
+        self._arrays: dict[str, np.ndarray] = {}
+        self._numeric: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+
+    def array(self, name: str) -> np.ndarray:
+        """Numeric columns without nulls (and floats, nulls as NaN) as numbers, others as objects."""
+        import pyarrow as pa
+
+        if name not in self._arrays:
+            col = self.table.column(name)
+            if (pa.types.is_integer(col.type) and col.null_count == 0) or pa.types.is_floating(
+                col.type
+            ):
+                self._arrays[name] = np.asarray(col.to_numpy())
+            else:
+                self._arrays[name] = np.asarray(col.to_pylist(), dtype=object)
+        return self._arrays[name]
+
+
+    def numeric(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(values, present)`` of an integer column with missing values (missing as 0), the
+        form the vectorized predicates use; None for other columns or values beyond 2**53."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if name not in self._numeric:
+            col = self.table.column(name)
+            out = None
+            if pa.types.is_integer(col.type) and col.null_count:
+                values = np.asarray(pc.fill_null(col, 0).to_numpy(), dtype=np.int64)
+                if not len(values) or max(int(values.max()), -int(values.min())) < 2**53:
+                    out = (values, _bool_numpy(col.is_valid()))
+            self._numeric[name] = out
+        return self._numeric[name]
+
+
+def referenced_attributes(spec: dict[str, Any]) -> set[str]:
+    """Attribute names a plan query entry mentions (predicates, required attributes, aggregates)."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            attr = node.get("attr")
+            if isinstance(attr, str):
+                found.add(attr)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(spec.get("local_predicates", {}))
+    walk(spec.get("adjacent_predicates", []))
+    walk(spec.get("aggregates", []))
+    for names in spec.get("required_attributes", {}).values():
+        found.update(n for n in names if isinstance(n, str))
+    return found
+
+
+class _KeySet:
+    """The rows of a table that belong to a partition of ``keys``, in (key, ts, seq) order."""
+
+    def __init__(self, cols: _Columns, keys: tuple[str, ...], presorted: bool) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = cols.table
+        n = cols.n
+        missing = [k for k in keys if k not in table.column_names]
+        present = np.ones(n, dtype=bool)
+        if missing:
+            present[:] = False  # no event has the attribute: no partition
+        for k in keys:
+            if k in missing:
+                continue
+            col = table.column(k)
+            ok = _bool_numpy(col.is_valid())
+            if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+                ok &= _bool_numpy(pc.fill_null(pc.not_equal(col, ""), False))
+            elif pa.types.is_floating(col.type):
+                ok &= ~_bool_numpy(pc.fill_null(pc.is_nan(col), True))
+            present &= ok
+        self.cols = cols
+        self.identity = presorted and bool(present.all())
+        if presorted:
+            rows = np.arange(n, dtype=np.int64) if self.identity else np.flatnonzero(present)
+        else:
+            order_keys = [(k, "ascending") for k in keys]
+            sort_table = pa.table(
+                {**{k: table.column(k) for k in keys}, "__ts": cols.ts, "__seq": cols.seq}
+            )
+            order = np.asarray(
+                pc.sort_indices(
+                    sort_table, sort_keys=[*order_keys, ("__ts", "ascending"), ("__seq", "ascending")]
+                ).to_numpy(),
+                dtype=np.int64,
+            )
+            rows = order[present[order]]
+        self.rows = rows
+        self.ts = cols.ts if self.identity else cols.ts[rows]
+        self.type_codes = cols.type_codes if self.identity else cols.type_codes[rows]
+        if keys and len(rows):
+            sub = table.select(list(keys))
+            if not self.identity:
+                sub = sub.take(pa.array(rows))
+            change = key_runs(sub, keys)
+        else:
+            sub = None
+            change = np.zeros(len(rows), dtype=bool)
+            if len(rows):
+                change[0] = True
+        self.kid = np.cumsum(change) - 1
+        self.starts = np.flatnonzero(change)
+        self.nkeys = len(self.starts)
+        self._sub = sub
+        self._values: dict[int, tuple[Any, ...]] = {}
+        self._attrs: dict[str, np.ndarray] = {}
+        self._nums: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+        if presorted and len(rows) > 1:
+            ts = self.ts
+            back = (ts[1:] < ts[:-1]) & ~change[1:]
+            if back.any():
+                raise ValueError(
+                    f"table is not sorted by ({', '.join(keys)}, ts) as promised: "
+                    f"row {int(rows[1 + int(np.flatnonzero(back)[0])])} goes back in time"
+                )
+
+    def attr(self, name: str) -> np.ndarray:
+        """An attribute column over ``rows``."""
+        if name not in self._attrs:
+            arr = self.cols.array(name)
+            self._attrs[name] = arr if self.identity else arr[self.rows]
+        return self._attrs[name]
+
+    def numeric(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        if name not in self._nums:
+            num = self.cols.numeric(name)
+            if num is not None and not self.identity:
+                num = (num[0][self.rows], num[1][self.rows])
+            self._nums[name] = num
+        return self._nums[name]
+
+    def values(self, kids: Iterable[int]) -> dict[int, tuple[Any, ...]]:
+        """Key values of the given partition ids."""
+        import pyarrow as pa
+
+        want = sorted(set(kids) - set(self._values))
+        if want and self._sub is not None:
+            picked = self._sub.take(pa.array(self.starts[want]))
+            columns = [picked.column(i).to_pylist() for i in range(picked.num_columns)]
+            for j, kid in enumerate(want):
+                self._values[kid] = tuple(col[j] for col in columns)
+        elif want:
+            for kid in want:
+                self._values[kid] = ()
+        return self._values
+
+
+def evaluate_table_partials(
+    plan: Plan,
+    table: Any,
+    *,
+    queries: Iterable[str] | None = None,
+    strategy: str = "auto",
+    sorted_by: Sequence[str] | None = None,
+) -> dict[str, Partials]:
+    """Unfinalized results per query over a pyarrow Table of events of many partitions.
+
+    ``table`` has ``type``, ``ts`` (Arrow timestamp or µs integers), optionally
+    ``seq``, and attribute columns. ``sorted_by``: the table is already ordered
+    by these columns, then ``ts``, ``seq``, with equal key values contiguous
+    (replay's sorted Spark partitions); queries partitioned by exactly these
+    columns then skip the sort. Same result as ``engine.evaluate_partials`` on
+    the table's events.
+    """
+    from engine import query_partials
+
+    wanted = list(plan.queries) if queries is None else list(queries)
+    for name in wanted:
+        if name not in plan.queries:
+            raise PlanError(f"plan has no query {name!r}")
+    specs = {q["name"]: q for q in plan.raw.get("queries", [])}
+    cols = _Columns(table)
+    keysets: dict[tuple[str, ...], _KeySet] = {}
+    out: dict[str, Partials] = {}
+    for name in wanted:
+        query = plan.queries[name]
+        keys = query.partition_by
+        if keys not in keysets:
+            presorted = sorted_by is not None and tuple(sorted_by) == keys
+            keysets[keys] = _KeySet(cols, keys, presorted)
+        ks = keysets[keys]
+        out[name] = _query_partials(query, specs.get(name), cols, ks, strategy, query_partials)
+    return out
+
+
+def _query_partials(
+    query: CompiledQuery,
+    spec: dict[str, Any] | None,
+    cols: _Columns,
+    ks: _KeySet,
+    strategy: str,
+    query_partials: Any,
+) -> Partials:
+    from engine import cogra
+
+    if strategy == "cogra":
+        cogra.granularity_of(query)  # an event-grained query: Unsupported, with the reason
+    rows = ks.rows
+    n = len(rows)
+    if n == 0:
+        return {}
+    types = cogra._Types(ks.type_codes, cols.type_names, n)
+    names = sorted(referenced_attributes(spec or {}) & set(cols.attr_names))
+    if spec is None:
+        names = list(cols.attr_names)
+    attrs = {a: ks.attr(a) for a in names}
+    cache: dict[str, Any] = {}  # the predicates' numeric columns
+    for a in names:
+        num = ks.numeric(a)
+        if num is not None:
+            cache[a] = num
+    type_masks: dict[str, np.ndarray] = {}
+    masks: dict[str, np.ndarray] = {}
+    for v, var in query.variables.items():
+        tm = type_masks.get(var.type)
+        if tm is None:
+            tm = type_masks[var.type] = types.mask(var.type)
+        masks[v] = cogra._local_mask(query, v, tm, attrs, spec, cache)
+
+    kid = ks.kid
+    nkeys = ks.nkeys
+
+    def present_in(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(kid[mask], minlength=nkeys) > 0
+
+    ok = present_in(np.logical_or.reduce([masks[v] for v in query.start]))
+    ok &= present_in(np.logical_or.reduce([masks[v] for v in query.end]))
+    for v in mandatory_variables(query):
+        ok &= present_in(masks[v])
+    if not ok.any():
+        return {}
+    keep = ok[kid]
+    if query.semantics != CONTIGUOUS:
+        keep &= np.logical_or.reduce(list(masks.values()))
+    idx = np.flatnonzero(keep)
+    if not len(idx):
+        return {}
+    positions = [query.partition_by.index(g) for g in query.group_by]
+
+    from engine import strategy_for
+
+    mode = None
+    if strategy_for(query, strategy) == "cogra":
+        try:
+            mode = cogra.granularity_of(query)
+        except Unsupported:
+            mode = None
+    if mode == "type":
+        layout = cogra._Layout.of(query)
+        ts = ks.ts
+        for a in layout.attrs:
+            if a not in attrs and a in cols.attr_names:
+                attrs[a] = ks.attr(a)
+        prep = cogra.prepared_from_masks(
+            query, layout, [masks[v] for v in layout.vars], idx, ts, attrs
+        )
+        results = cogra._run_kernel(query, layout, prep, kid[idx])
+        values = ks.values(part for part, _ in results)
+        partials: Partials = {}
+        for (part, k), result in results.items():
+            if not result.trends:
+                continue
+            key = values[part]
+            group = tuple(key[i] for i in positions)
+            if (group, k) in partials:
+                merge(partials[(group, k)], result)
+            else:
+                partials[(group, k)] = result
+        return partials
+
+    # every other query: its strategy per remaining partition, on Event objects
+    picked = rows[idx]
+    import pyarrow as pa
+
+    sub = cols.table.select(cols.attr_names).take(pa.array(picked))
+    columns = [sub.column(i).to_pylist() for i in range(sub.num_columns)]
+    attr_names = cols.attr_names
+    ts_l = cols.ts[picked].tolist()
+    seq_l = cols.seq[picked].tolist()
+    type_l = [cols.type_names[c] for c in cols.type_codes[picked].tolist()]
+    part_l = kid[idx].tolist()
+    values = ks.values(set(part_l))
+    parts: dict[tuple[Any, ...], list[Event]] = {}
+    for j, part in enumerate(part_l):
+        event = Event(
+            ts_l[j],
+            seq_l[j],
+            type_l[j],
+            {a: _clean(col[j]) for a, col in zip(attr_names, columns, strict=True)},
+        )
+        parts.setdefault(values[part], []).append(event)
+    return query_partials(query, (), strategy, parts)
