@@ -1056,6 +1056,20 @@ def _run_kernel(
     seg_hi = np.concatenate((cut, [nsteps])).tolist()
     seg_ts = ts[ev_lo[seg_lo]].tolist()
     seg_kid = gkid[sstart[seg_lo]].tolist() if gkid is not None else None
+    # a pane with no step of a START variable (group steps may hold one) leaves an all-zero
+    # window state all-zero: windows open at the first such pane and zero states are skipped
+    starts = np.asarray(layout.start + [True], dtype=bool)  # index -1 (group step) -> True
+    seg_start_arr = np.logical_or.reduceat(starts[scode], seg_lo)
+    seg_start = seg_start_arr.tolist()
+    # panes after every window opened by an earlier START pane (same partition) closed: skipped
+    seg_ts_arr = ts[ev_lo[seg_lo]]
+    last = np.maximum.accumulate(np.where(seg_start_arr, np.arange(len(seg_lo)), -1))
+    alive = last >= 0
+    if gkid is not None:
+        seg_kid_arr = gkid[sstart[seg_lo]]
+        alive &= seg_kid_arr[np.maximum(last, 0)] == seg_kid_arr
+    alive &= (seg_ts_arr[np.maximum(last, 0)] // slide) * slide + within > seg_ts_arr
+    visit = np.flatnonzero(alive).tolist()
     zero = layout.zero
     frozen_ok = layout.frozen_ok and SKIP_SATURATED
     result = layout.result
@@ -1064,29 +1078,38 @@ def _run_kernel(
     part: Any = None  # the partition of the open windows (keyed runs)
 
     def close(k: int) -> None:
-        r = result(states.pop(k))
+        st = states.pop(k)
+        if st is zero:
+            return
+        r = result(st)
         if r is not None:
             out[k if seg_kid is None else (part, k)] = r
 
-    for i, (lo, hi, t) in enumerate(zip(seg_lo, seg_hi, seg_ts, strict=True)):
+    for i in visit:
+        lo, hi, t = seg_lo[i], seg_hi[i], seg_ts[i]
         if seg_kid is not None and seg_kid[i] != part:
             for k in list(states):
                 close(k)
             part = seg_kid[i]
         kmin = (t - within) // slide + 1
-        kmax = t // slide
         while states:
             k = next(iter(states))
             if k >= kmin:
                 break
             close(k)
-        ks = range(kmin, kmax + 1)
-        for k in ks:
-            if k not in states:
-                states[k] = zero
+        if seg_start[i]:
+            for k in range(kmin, t // slide + 1):
+                if k not in states:
+                    states[k] = zero
+        elif not states:
+            continue
         step = CHUNK if frozen_ok else hi - lo
         for c in range(lo, hi, step):
-            live = [k for k in ks if not _frozen(states[k])] if frozen_ok else ks
+            live = [
+                k
+                for k, st in states.items()
+                if (st is not zero or seg_start[i]) and not (frozen_ok and _frozen(st))
+            ]
             if not live:
                 break
             block = rows(c, min(hi, c + step))

@@ -35,7 +35,7 @@ states, mergeable across tables holding disjoint partitions and finished with
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -281,6 +281,30 @@ class _KeySet:
         return self._values
 
 
+class _LazyAttrs(Mapping):
+    """Attribute columns over a key set's rows, converted on first use: with the numeric
+    columns of the predicates cached, most queries never need the object arrays."""
+
+    def __init__(self, ks: _KeySet, names: Sequence[str]) -> None:
+        self.ks = ks
+        self.names = list(names)
+        self.known = set(names)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.known:
+            raise KeyError(name)
+        return self.ks.attr(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
 def evaluate_table_partials(
     plan: Plan,
     table: Any,
@@ -339,7 +363,7 @@ def _query_partials(
     names = sorted(referenced_attributes(spec or {}) & set(cols.attr_names))
     if spec is None:
         names = list(cols.attr_names)
-    attrs = {a: ks.attr(a) for a in names}
+    attrs = _LazyAttrs(ks, names)
     cache: dict[str, Any] = {}  # the predicates' numeric columns
     for a in names:
         num = ks.numeric(a)
@@ -354,10 +378,10 @@ def _query_partials(
         masks[v] = cogra._local_mask(query, v, tm, attrs, spec, cache)
 
     kid = ks.kid
-    nkeys = ks.nkeys
 
     def present_in(mask: np.ndarray) -> np.ndarray:
-        return np.bincount(kid[mask], minlength=nkeys) > 0
+        """Per partition: does ``mask`` hold for one of its rows?"""
+        return np.logical_or.reduceat(mask, ks.starts)
 
     ok = present_in(np.logical_or.reduce([masks[v] for v in query.start]))
     ok &= present_in(np.logical_or.reduce([masks[v] for v in query.end]))
@@ -384,9 +408,6 @@ def _query_partials(
     if mode == "type":
         layout = cogra._Layout.of(query)
         ts = ks.ts
-        for a in layout.attrs:
-            if a not in attrs and a in cols.attr_names:
-                attrs[a] = ks.attr(a)
         prep = cogra.prepared_from_masks(
             query, layout, [masks[v] for v in layout.vars], idx, ts, attrs
         )
