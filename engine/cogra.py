@@ -54,8 +54,10 @@ one backward pass), exactly as in GRETA.
 
 **Windows.** Windows ``[k*slide, k*slide + within)`` are handled per window
 start: every open window has its own type-grained state; a window's state
-starts at zero when its first event arrives and its result is read off when
-it closes. The stream is cut into *panes* at every window start and end.
+starts at zero at the first pane holding an event of a START variable (before
+that every aggregate of the window stays zero, so panes without a START event
+skip windows still at zero, and panes after every open window closed are not
+visited) and its result is read off when it closes. The stream is cut into *panes* at every window start and end.
 Everything per event (type and predicate matching, burst detection, attribute
 statistics) happens once; only the arithmetic of a step repeats for each of
 the ``ceil(within / slide)`` open windows, pane by pane as a block (the kernel
@@ -101,7 +103,8 @@ skips the rest of its events (``SKIP_SATURATED``).
 Entry points: :func:`run` (one time-ordered partition of ``Event`` objects,
 the engine's strategy interface) and :func:`run_columns` / :func:`run_table`
 (columnar input: numpy arrays or a pyarrow Table), which avoid building one
-Python object per event.
+Python object per event. ``engine.table`` runs the kernel over many partitions
+in one call (``_run_kernel`` with a partition id per event).
 """
 
 from __future__ import annotations
