@@ -369,7 +369,8 @@ class Lake:
         return version  # type: ignore[return-value]
 
     def replace_rows(
-        self, table: str, data: Any, predicate: str, *, partition_by: Sequence[str] | None = None
+        self, table: str, data: Any, predicate: str, *, partition_by: Sequence[str] | None = None,
+        settle: bool = True,
     ) -> int:
         """Replace the rows matching ``predicate`` with ``data`` (Arrow) in ONE transaction; the new version.
 
@@ -395,6 +396,10 @@ class Lake:
         ``TIMESTAMP '...'`` and ``CAST(... AS TIMESTAMP)`` literals do **not**
         work (they are nanosecond, zone-less timestamps and the comparison is
         refused). Checked with deltalake 1.6.6.
+
+        ``settle=False`` skips the garbage collection after the write
+        (``_settle``); a caller writing many tables calls ``settle()`` once
+        after the last one.
         """
         from deltalake import write_deltalake
         from deltalake.exceptions import DeltaError
@@ -418,7 +423,8 @@ class Lake:
                 ) from err
             raise
         finally:
-            _settle()
+            if settle:
+                _settle()
         version = self.version(table)
         log.info("replaced rows of %s where %s: %d rows, version %s (delta-rs)", table, predicate, data.num_rows, version)
         return version  # type: ignore[return-value]
@@ -468,6 +474,11 @@ class Lake:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def settle() -> None:
+    """Collect garbage after a series of delta-rs writes (see ``_settle``)."""
+    _settle()
 
 
 def _settle() -> None:

@@ -502,12 +502,18 @@ def replay(
     finished = finish_rows(compiled, partial_rows)
     report.evaluate_seconds = time.perf_counter() - started
     computed_at = datetime.now(UTC)
-    for q in plan["queries"]:
-        name = q["name"]
-        schema = result_schema(q, bronze_schema)
-        table = result_table(q, finished[name], schema, compiled.plan_id, computed_at)
-        lake.replace_rows(f"results/{name}", table, window_predicate(start_us, end_us), partition_by=["window_date"])
-        report.rows_written[name] = table.num_rows
+    try:
+        for q in plan["queries"]:
+            name = q["name"]
+            schema = result_schema(q, bronze_schema)
+            table = result_table(q, finished[name], schema, compiled.plan_id, computed_at)
+            lake.replace_rows(
+                f"results/{name}", table, window_predicate(start_us, end_us), partition_by=["window_date"],
+                settle=False,
+            )
+            report.rows_written[name] = table.num_rows
+    finally:
+        lakelib.settle()  # once for all the result tables' writes
     report.seconds = time.perf_counter() - started
     report.write_seconds = report.seconds - report.evaluate_seconds
     log.info(
