@@ -32,7 +32,6 @@ shrinks or grows at the same density; the record says so).
 from __future__ import annotations
 
 import gc
-import math
 import os
 import shutil
 import statistics
@@ -179,7 +178,7 @@ def run_baseline(spark: Any, lake_root: Path, plan_raw: dict[str, Any], start_us
     lo, hi = needed_range(list(compiled.queries.values()), start_us, end_us)
     panes: dict[tuple[str, ...], int] = {}
     out = None
-    for item in keyed_inputs(bronze, plan_raw, compiled, lo, hi):  # replay's own inputs
+    for item in keyed_inputs(bronze, plan_raw, lo, hi):  # replay's own inputs
         keys = tuple(item.keys)
         pane = min(compiled.queries[n].slide for n in item.queries)
         panes[keys] = pane
@@ -208,6 +207,7 @@ def check_agreement(lake_root: Path, plan_raw: dict[str, Any], start_us: int, en
     """Replay's result tables vs ``engine.evaluate`` on the bronze events, windows ending in (start, end]."""
     import engine
     from engine.events import events_from_arrow
+    from engine.results import is_equal
     from jobs.lake import Lake
     from jobs.replay import column_name
 
@@ -240,8 +240,7 @@ def check_agreement(lake_root: Path, plan_raw: dict[str, Any], start_us: int, en
                     ok = a is None and column_name(agg) in (r["overflowed"] or [])
                 else:
                     a = int(a) if isinstance(a, Decimal) else a
-                    ok = (math.isclose(a, b, rel_tol=1e-9) if isinstance(a, float) or isinstance(b, float)
-                          else a == b)
+                    ok = is_equal(a, b)
                 if not ok:
                     problems.append({"query": name, "difference": f"{key} {agg['name']}: {a!r} vs {b!r}"})
                     break

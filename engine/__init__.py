@@ -17,7 +17,7 @@ from typing import Any
 from engine.events import Event, format_ts, partition, read_events
 from engine.plan import Plan, PlanError, load_plan
 from engine.query import CompiledQuery, Unsupported
-from engine.results import CAP, OVERFLOW, WindowResult, finalize, merge
+from engine.results import CAP, OVERFLOW, WindowResult, finalize, merge_into
 
 __all__ = [
     "CAP",
@@ -105,12 +105,8 @@ def query_partials(
             results = run(query, part)
         group = tuple(key[i] for i in positions)
         for k, result in results.items():
-            if not result.trends:
-                continue
-            if (group, k) in out:
-                merge(out[(group, k)], result)
-            else:
-                out[(group, k)] = result
+            if result.trends:
+                merge_into(out, (group, k), result)
     return out
 
 

@@ -218,33 +218,13 @@ def run_table(
 ) -> dict[int, WindowResult]:
     """:func:`run_columns` over a pyarrow Table with ``type``, ``ts`` (µs integers or an
     Arrow timestamp) and attribute columns (one partition)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    from engine.table import _Columns
 
-    ts_col = table.column("ts")
-    if pa.types.is_timestamp(ts_col.type):
-        ts_col = pc.cast(ts_col, pa.timestamp("us", tz="UTC")).cast(pa.int64())
-    ts_arr = ts_col.to_numpy()
-    type_col = table.column("type").combine_chunks()
-    if pa.types.is_dictionary(type_col.type):
-        codes = type_col.indices.to_numpy(zero_copy_only=False)
-        names = type_col.dictionary.to_pylist()
-    else:
-        enc = pc.dictionary_encode(type_col)
-        codes = enc.indices.to_numpy(zero_copy_only=False)
-        names = enc.dictionary.to_pylist()
-    attrs = {}
-    for name in table.column_names:
-        if name in ("type", "ts", "seq"):
-            continue
-        col = table.column(name)
-        if (pa.types.is_integer(col.type) and col.null_count == 0) or pa.types.is_floating(
-            col.type
-        ):
-            attrs[name] = col.to_numpy()  # floats: nulls become NaN (missing)
-        else:
-            attrs[name] = np.asarray(col.to_pylist(), dtype=object)
-    return run_columns(query, codes, ts_arr, attrs, type_names=names, spec=spec)
+    cols = _Columns(table)
+    attrs = {name: cols.array(name) for name in cols.attr_names}
+    return run_columns(
+        query, cols.type_codes, cols.ts, attrs, type_names=cols.type_names, spec=spec
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -1057,22 +1037,22 @@ def _run_kernel(
     cut = np.flatnonzero(newseg) + 1
     seg_lo = np.concatenate(([0], cut)).tolist()
     seg_hi = np.concatenate((cut, [nsteps])).tolist()
-    seg_ts = ts[ev_lo[seg_lo]].tolist()
-    seg_kid = gkid[sstart[seg_lo]].tolist() if gkid is not None else None
+    seg_ts_arr = ts[ev_lo[seg_lo]]
+    seg_kid_arr = gkid[sstart[seg_lo]] if gkid is not None else None
     # a pane with no step of a START variable (group steps may hold one) leaves an all-zero
     # window state all-zero: windows open at the first such pane and zero states are skipped
     starts = np.asarray(layout.start + [True], dtype=bool)  # index -1 (group step) -> True
     seg_start_arr = np.logical_or.reduceat(starts[scode], seg_lo)
-    seg_start = seg_start_arr.tolist()
     # panes after every window opened by an earlier START pane (same partition) closed: skipped
-    seg_ts_arr = ts[ev_lo[seg_lo]]
     last = np.maximum.accumulate(np.where(seg_start_arr, np.arange(len(seg_lo)), -1))
-    alive = last >= 0
-    if gkid is not None:
-        seg_kid_arr = gkid[sstart[seg_lo]]
-        alive &= seg_kid_arr[np.maximum(last, 0)] == seg_kid_arr
-    alive &= (seg_ts_arr[np.maximum(last, 0)] // slide) * slide + within > seg_ts_arr
+    since = np.maximum(last, 0)
+    alive = (last >= 0) & ((seg_ts_arr[since] // slide) * slide + within > seg_ts_arr)
+    if seg_kid_arr is not None:
+        alive &= seg_kid_arr[since] == seg_kid_arr
     visit = np.flatnonzero(alive).tolist()
+    seg_ts = seg_ts_arr.tolist()
+    seg_kid = seg_kid_arr.tolist() if seg_kid_arr is not None else None
+    seg_start = seg_start_arr.tolist()
     zero = layout.zero
     frozen_ok = layout.frozen_ok and SKIP_SATURATED
     result = layout.result
@@ -1104,8 +1084,6 @@ def _run_kernel(
             for k in range(kmin, t // slide + 1):
                 if k not in states:
                     states[k] = zero
-        elif not states:
-            continue
         step = CHUNK if frozen_ok else hi - lo
         for c in range(lo, hi, step):
             live = [

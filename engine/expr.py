@@ -124,3 +124,15 @@ def compile_adjacent(exprs: list[dict[str, Any]]) -> Callable[[Attrs, Attrs], bo
         (only,) = parts
         return lambda cur, nxt: only(cur, nxt) is True
     return lambda cur, nxt: all(p(cur, nxt) is True for p in parts)
+
+
+def attributes(exprs: dict[str, Any] | list[dict[str, Any]]) -> set[str]:
+    """Attribute names an expression (or a list of them) reads, ``NEXT(...)`` ones included."""
+    found: set[str] = set()
+    stack = list(exprs) if isinstance(exprs, list) else [exprs]
+    while stack:
+        expr = stack.pop()
+        if "attr" in expr:
+            found.add(expr["attr"])
+        stack.extend(expr.get("args", []))
+    return found

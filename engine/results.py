@@ -87,6 +87,14 @@ def merge(into: WindowResult, other: WindowResult) -> WindowResult:
     return into
 
 
+def merge_into(partials: dict[Any, WindowResult], key: Any, result: WindowResult) -> None:
+    """Fold ``result`` into ``partials[key]``, or store it there if the key is new."""
+    if key in partials:
+        merge(partials[key], result)
+    else:
+        partials[key] = result
+
+
 def to_state(result: WindowResult) -> dict[str, Any]:
     """A JSON-able form of a partial result (NAN stays a float NaN)."""
     return {

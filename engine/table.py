@@ -41,9 +41,10 @@ from typing import Any
 import numpy as np
 
 from engine.events import RESERVED, Event, _clean
+from engine.expr import attributes
 from engine.plan import Plan, PlanError
 from engine.query import CONTIGUOUS, CompiledQuery, Unsupported
-from engine.results import WindowResult, merge
+from engine.results import WindowResult, merge_into
 
 Partials = dict[tuple[tuple[Any, ...], int], WindowResult]
 
@@ -161,24 +162,13 @@ class _Columns:
 
 def referenced_attributes(spec: dict[str, Any]) -> set[str]:
     """Attribute names a plan query entry mentions (predicates, required attributes, aggregates)."""
-    found: set[str] = set()
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            attr = node.get("attr")
-            if isinstance(attr, str):
-                found.add(attr)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(spec.get("local_predicates", {}))
-    walk(spec.get("adjacent_predicates", []))
-    walk(spec.get("aggregates", []))
+    found = {a["attr"] for a in spec.get("aggregates", []) if a.get("attr")}
+    for exprs in spec.get("local_predicates", {}).values():
+        found |= attributes(exprs)
+    for adjacent in spec.get("adjacent_predicates", []):
+        found |= attributes(adjacent["expr"])
     for names in spec.get("required_attributes", {}).values():
-        found.update(n for n in names if isinstance(n, str))
+        found.update(names)
     return found
 
 
@@ -191,13 +181,11 @@ class _KeySet:
 
         table = cols.table
         n = cols.n
-        missing = [k for k in keys if k not in table.column_names]
         present = np.ones(n, dtype=bool)
-        if missing:
-            present[:] = False  # no event has the attribute: no partition
         for k in keys:
-            if k in missing:
-                continue
+            if k not in table.column_names:
+                present[:] = False  # no event has the attribute: no partition
+                break
             col = table.column(k)
             ok = _bool_numpy(col.is_valid())
             if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
@@ -322,8 +310,6 @@ def evaluate_table_partials(
     columns then skip the sort. Same result as ``engine.evaluate_partials`` on
     the table's events.
     """
-    from engine import query_partials
-
     wanted = list(plan.queries) if queries is None else list(queries)
     for name in wanted:
         if name not in plan.queries:
@@ -339,45 +325,40 @@ def evaluate_table_partials(
             presorted = sorted_by is not None and tuple(sorted_by) == keys
             keysets[keys] = _KeySet(cols, keys, presorted)
         ks = keysets[keys]
-        out[name] = _query_partials(query, specs.get(name), cols, ks, strategy, query_partials)
+        out[name] = _query_partials(query, specs.get(name), cols, ks, strategy)
     return out
 
 
 def _query_partials(
-    query: CompiledQuery,
-    spec: dict[str, Any] | None,
-    cols: _Columns,
-    ks: _KeySet,
-    strategy: str,
-    query_partials: Any,
+    query: CompiledQuery, spec: dict[str, Any] | None, cols: _Columns, ks: _KeySet, strategy: str
 ) -> Partials:
-    from engine import cogra
+    import pyarrow as pa
 
-    if strategy == "cogra":
-        cogra.granularity_of(query)  # an event-grained query: Unsupported, with the reason
+    from engine import cogra, query_partials, strategy_for
+
+    try:  # "type": COGRA's kernel over all partitions at once
+        mode = cogra.granularity_of(query) if strategy_for(query, strategy) == "cogra" else None
+    except Unsupported:
+        if strategy == "cogra":
+            raise  # an event-grained query, with the reason
+        mode = None
     rows = ks.rows
     n = len(rows)
     if n == 0:
         return {}
     types = cogra._Types(ks.type_codes, cols.type_names, n)
-    names = sorted(referenced_attributes(spec or {}) & set(cols.attr_names))
     if spec is None:
         names = list(cols.attr_names)
+    else:
+        names = sorted(referenced_attributes(spec) & set(cols.attr_names))
     attrs = _LazyAttrs(ks, names)
-    cache: dict[str, Any] = {}  # the predicates' numeric columns
-    for a in names:
-        num = ks.numeric(a)
-        if num is not None:
-            cache[a] = num
+    cache = {a: num for a in names if (num := ks.numeric(a)) is not None}  # predicates' columns
     type_masks: dict[str, np.ndarray] = {}
     masks: dict[str, np.ndarray] = {}
     for v, var in query.variables.items():
-        tm = type_masks.get(var.type)
-        if tm is None:
-            tm = type_masks[var.type] = types.mask(var.type)
-        masks[v] = cogra._local_mask(query, v, tm, attrs, spec, cache)
-
-    kid = ks.kid
+        if var.type not in type_masks:
+            type_masks[var.type] = types.mask(var.type)
+        masks[v] = cogra._local_mask(query, v, type_masks[var.type], attrs, spec, cache)
 
     def present_in(mask: np.ndarray) -> np.ndarray:
         """Per partition: does ``mask`` hold for one of its rows?"""
@@ -387,63 +368,40 @@ def _query_partials(
     ok &= present_in(np.logical_or.reduce([masks[v] for v in query.end]))
     for v in mandatory_variables(query):
         ok &= present_in(masks[v])
-    if not ok.any():
-        return {}
-    keep = ok[kid]
+    keep = ok[ks.kid]
     if query.semantics != CONTIGUOUS:
         keep &= np.logical_or.reduce(list(masks.values()))
     idx = np.flatnonzero(keep)
     if not len(idx):
         return {}
+    part_of = ks.kid[idx]
     positions = [query.partition_by.index(g) for g in query.group_by]
 
-    from engine import strategy_for
-
-    mode = None
-    if strategy_for(query, strategy) == "cogra":
-        try:
-            mode = cogra.granularity_of(query)
-        except Unsupported:
-            mode = None
     if mode == "type":
         layout = cogra._Layout.of(query)
-        ts = ks.ts
         prep = cogra.prepared_from_masks(
-            query, layout, [masks[v] for v in layout.vars], idx, ts, attrs
+            query, layout, [masks[v] for v in layout.vars], idx, ks.ts, attrs
         )
-        results = cogra._run_kernel(query, layout, prep, kid[idx])
+        results = cogra._run_kernel(query, layout, prep, part_of)
         values = ks.values(part for part, _ in results)
         partials: Partials = {}
         for (part, k), result in results.items():
-            if not result.trends:
-                continue
-            key = values[part]
-            group = tuple(key[i] for i in positions)
-            if (group, k) in partials:
-                merge(partials[(group, k)], result)
-            else:
-                partials[(group, k)] = result
+            if result.trends:
+                group = tuple(values[part][i] for i in positions)
+                merge_into(partials, (group, k), result)
         return partials
 
     # every other query: its strategy per remaining partition, on Event objects
     picked = rows[idx]
-    import pyarrow as pa
-
     sub = cols.table.select(cols.attr_names).take(pa.array(picked))
     columns = [sub.column(i).to_pylist() for i in range(sub.num_columns)]
-    attr_names = cols.attr_names
     ts_l = cols.ts[picked].tolist()
     seq_l = cols.seq[picked].tolist()
     type_l = [cols.type_names[c] for c in cols.type_codes[picked].tolist()]
-    part_l = kid[idx].tolist()
+    part_l = part_of.tolist()
     values = ks.values(set(part_l))
     parts: dict[tuple[Any, ...], list[Event]] = {}
     for j, part in enumerate(part_l):
-        event = Event(
-            ts_l[j],
-            seq_l[j],
-            type_l[j],
-            {a: _clean(col[j]) for a, col in zip(attr_names, columns, strict=True)},
-        )
-        parts.setdefault(values[part], []).append(event)
+        attrs_j = {a: _clean(col[j]) for a, col in zip(cols.attr_names, columns, strict=True)}
+        parts.setdefault(values[part], []).append(Event(ts_l[j], seq_l[j], type_l[j], attrs_j))
     return query_partials(query, (), strategy, parts)

@@ -363,14 +363,14 @@ class Lake:
         try:
             write_deltalake(str(path), data, mode=mode, partition_by=partition_by or None)
         finally:
-            _settle()
+            settle()
         version = self.version(table)
         log.info("%s %s: %d rows, version %s (delta-rs, from Arrow)", mode, table, data.num_rows, version)
         return version  # type: ignore[return-value]
 
     def replace_rows(
         self, table: str, data: Any, predicate: str, *, partition_by: Sequence[str] | None = None,
-        settle: bool = True,
+        settle_after: bool = True,
     ) -> int:
         """Replace the rows matching ``predicate`` with ``data`` (Arrow) in ONE transaction; the new version.
 
@@ -397,9 +397,8 @@ class Lake:
         work (they are nanosecond, zone-less timestamps and the comparison is
         refused). Checked with deltalake 1.6.6.
 
-        ``settle=False`` skips the garbage collection after the write
-        (``_settle``); a caller writing many tables calls ``settle()`` once
-        after the last one.
+        ``settle_after=False`` skips the garbage collection after the write;
+        a caller writing many tables calls ``settle()`` once after the last one.
         """
         from deltalake import write_deltalake
         from deltalake.exceptions import DeltaError
@@ -423,8 +422,8 @@ class Lake:
                 ) from err
             raise
         finally:
-            if settle:
-                _settle()
+            if settle_after:
+                settle()
         version = self.version(table)
         log.info("replaced rows of %s where %s: %d rows, version %s (delta-rs)", table, predicate, data.num_rows, version)
         return version  # type: ignore[return-value]
@@ -477,11 +476,6 @@ class Lake:
 
 
 def settle() -> None:
-    """Collect garbage after a series of delta-rs writes (see ``_settle``)."""
-    _settle()
-
-
-def _settle() -> None:
     """Collect garbage after a delta-rs write so its Arrow readers are freed while the runtime is alive.
 
     delta-rs occasionally aborts the interpreter at exit ("terminate called

@@ -134,19 +134,13 @@ def finish_rows(plan: Any, rows: list[dict[str, Any]]) -> dict[str, list[dict[st
     Returns query -> engine result rows (aggregates by name as written).
     """
     import engine
-    from engine.results import from_state, merge
+    from engine.results import from_state, merge_into
 
     partials: dict[str, dict[tuple[tuple[Any, ...], int], Any]] = {name: {} for name in plan.queries}
     for row in rows:
         query = plan.queries[row["query"]]
-        k = row["window_start"] // query.slide
-        key = (tuple(json.loads(row["group_json"])), k)
-        state = from_state(json.loads(row["state_json"]))
-        bucket = partials[row["query"]]
-        if key in bucket:
-            merge(bucket[key], state)
-        else:
-            bucket[key] = state
+        key = (tuple(json.loads(row["group_json"])), row["window_start"] // query.slide)
+        merge_into(partials[row["query"]], key, from_state(json.loads(row["state_json"])))
     return {name: engine.finish_query(plan.queries[name], p) for name, p in partials.items()}
 
 
@@ -237,6 +231,8 @@ def pushdown_filter(plan_raw: dict[str, Any], columns: set[str], queries: list[s
 
     from pyspark.sql import functions as F
 
+    from engine.expr import attributes
+
     chosen = [q for q in plan_raw["queries"] if queries is None or q["name"] in queries]
     if any(q["semantics"] == "contiguous" for q in chosen):
         return None
@@ -251,7 +247,7 @@ def pushdown_filter(plan_raw: dict[str, Any], columns: set[str], queries: list[s
                     break
                 cond = cond & F.col(attr).isNotNull()
             for expr in q.get("local_predicates", {}).get(var["name"], []):
-                attrs = _attrs_of(expr)
+                attrs = attributes(expr)
                 col = spark_column(expr) if attrs <= columns else None
                 if col is not None:
                     cond = cond & col
@@ -270,7 +266,7 @@ class KeyedInput:
     frame: Any  # repartitioned by keys, sorted within partitions by (keys, ts, seq)
 
 
-def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], compiled: Any, lo: int, hi: int) -> list[KeyedInput]:
+def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], lo: int, hi: int) -> list[KeyedInput]:
     """Per distinct partition key of the plan: the bronze events of ``[lo, hi)`` its
     queries may use, with only the columns they read, partitioned and sorted.
 
@@ -290,8 +286,8 @@ def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], compiled: Any, lo: int, 
     ).where((F.col("ts") >= F.lit(_dt(lo))) & (F.col("ts") < F.lit(_dt(hi))))
     specs = {q["name"]: q for q in plan_raw["queries"]}
     by_key: dict[tuple[str, ...], list[str]] = {}
-    for name, q in compiled.queries.items():
-        by_key.setdefault(q.partition_by, []).append(name)
+    for q in plan_raw["queries"]:
+        by_key.setdefault(tuple(q.get("partition_by", [])), []).append(q["name"])
     out = []
     for keys, names in by_key.items():
         part = window
@@ -308,15 +304,6 @@ def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], compiled: Any, lo: int, 
         part = part.repartition(*[F.col(k) for k in key_cols]) if key_cols else part.repartition(1)
         out.append(KeyedInput(key_cols, names, part.sortWithinPartitions(*key_cols, "ts", "seq")))
     return out
-
-
-def _attrs_of(expr: dict[str, Any]) -> set[str]:
-    if "attr" in expr:
-        return {expr["attr"]}
-    found: set[str] = set()
-    for a in expr.get("args", []):
-        found |= _attrs_of(a)
-    return found
 
 
 # --------------------------------------------------------------------------- result tables
@@ -491,7 +478,7 @@ def replay(
     bronze_schema = lake.arrow_schema(f"bronze/{stream}")
     lo, hi = needed_range(list(compiled.queries.values()), start_us, end_us)
     generic = None
-    for item in keyed_inputs(bronze, plan, compiled, lo, hi):
+    for item in keyed_inputs(bronze, plan, lo, hi):
 
         def run_sorted(batches: Any, _names: list[str] = item.queries, _keys: list[str] = item.keys) -> Any:
             return evaluate_sorted_batches(plan, _names, _keys, batches, start_us, end_us)
@@ -509,7 +496,7 @@ def replay(
             table = result_table(q, finished[name], schema, compiled.plan_id, computed_at)
             lake.replace_rows(
                 f"results/{name}", table, window_predicate(start_us, end_us), partition_by=["window_date"],
-                settle=False,
+                settle_after=False,
             )
             report.rows_written[name] = table.num_rows
     finally:

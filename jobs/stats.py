@@ -57,6 +57,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from engine.expr import attributes
+
 log = logging.getLogger("trendlake.stats")
 
 DEFAULT_PANE_SECONDS = 60
@@ -133,7 +135,7 @@ class Spec:
         for b in self.bursts:
             names += b.partition_by
         for p in self.predicates:
-            names += p.required + sorted(_attrs_of_all(p.exprs))
+            names += p.required + sorted(attributes(p.exprs))
         return list(dict.fromkeys(names))
 
 
@@ -208,20 +210,6 @@ def pane_count(start_us: int, end_us: int, pane_us: int) -> int:
     if end_us <= start_us:
         return 0
     return (end_us - 1) // pane_us - start_us // pane_us + 1
-
-
-def _attrs_of_all(exprs: list[dict[str, Any]]) -> set[str]:
-    found: set[str] = set()
-
-    def walk(e: dict[str, Any]) -> None:
-        if "attr" in e:
-            found.add(e["attr"])
-        for a in e.get("args", []):
-            walk(a)
-
-    for e in exprs:
-        walk(e)
-    return found
 
 
 def expr_text(expr: dict[str, Any]) -> str:
