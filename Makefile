@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test lint bench-smoke clean
+.PHONY: venv demo test test-fast lint clean
 
 $(STAMP): setup.cfg setup.py pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,8 +22,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit
+
 lint: $(STAMP)
-	$(BIN)/ruff check optimizer engine jobs dags tests benchmarks
+	$(BIN)/ruff check optimizer engine jobs datagen schemas src dags tests benchmarks
 
 clean:
 	rm -rf $(VENV) lake out

@@ -1,1 +1,1 @@
-"""trendlake benchmarks: experiments that run compared strategies side by side (``trendlake bench``)."""
+"""python -m benchmarksmarks: experiments that run compared strategies side by side (``python -m benchmarks``)."""

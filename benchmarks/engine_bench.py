@@ -64,13 +64,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from trendlake.engine import cogra, greta, reference
+from trendlake.engine.events import Event
+from trendlake.engine.plan import load_plan
+from trendlake.engine.query import CompiledQuery
+from trendlake.engine.results import OVERFLOW, finalize, is_equal
 
-import optimizer
-from engine import cogra, greta, reference
-from engine.events import Event
-from engine.plan import load_plan
-from engine.query import CompiledQuery
-from engine.results import OVERFLOW, finalize, is_equal
+from trendlake import optimizer
 
 SECOND = 1_000_000
 WINDOW_S = 10
@@ -631,10 +631,10 @@ def main(argv: list[str] | None = None) -> int:
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "query": QUERY.format(t="t", w=WINDOW_S),
         "strategies": {
-            "twostep": "engine.reference.run on Event objects (constructs every trend)",
-            "greta": "engine.greta.run on Event objects",
-            "cogra": "engine.cogra.run on Event objects",
-            "cogra-columnar": "engine.cogra.run_columns on numpy columns, local predicates vectorized",
+            "twostep": "trendlake.engine.reference.run on Event objects (constructs every trend)",
+            "greta": "trendlake.engine.greta.run on Event objects",
+            "cogra": "trendlake.engine.cogra.run on Event objects",
+            "cogra-columnar": "trendlake.engine.cogra.run_columns on numpy columns, local predicates vectorized",
         },
         "stream": {
             "types": list(TYPES),

@@ -1,4 +1,4 @@
-"""Replay of a generated day vs an I/O baseline on the same SparkSession (``trendlake bench replay``).
+"""Replay of a generated day vs an I/O baseline on the same SparkSession (``python -m benchmarks replay``).
 
 What is compared, in one process, on the same bronze table and the same SparkSession:
 
@@ -16,11 +16,11 @@ What is compared, in one process, on the same bronze table and the same SparkSes
   pyarrow/numpy in ``mapInArrow``, partial counts merged on the driver and
   written to one Delta table.
 
-The events are ``jobs.generate``'s rides stream at the density of a day of
+The events are ``datagen.streams``'s rides stream at the density of a day of
 10 million events (``rate = 10M / 86400`` per second); the bronze table is
 written directly from the generated Arrow tables with exactly the schema and
 partitioning ``jobs.ingest`` produces (``bronze_schema``, ``event_date``),
-``seq`` = position in the stream. The workload is ``jobs.workloads``'
+``seq`` = position in the stream. The workload is ``datagen.workloads``'
 ``gloria-mixed`` kind with 50 queries (SEQ and Kleene patterns, three distinct
 partition keys), planned by ``jobs.optimize.optimize``.
 
@@ -78,11 +78,10 @@ def build_bronze(lake_root: Path, events: int, seed: int) -> dict[str, Any]:
     """Generate ``events`` rides events and write ``bronze/rides`` as ingest would; facts about it."""
     import pyarrow as pa
     from deltalake import write_deltalake
-
-    from jobs.generate import generate
-    from jobs.ingest import as_bronze, bronze_schema
-    from jobs.lake import Lake
-    from schemas import load_stream_schema
+    from trendlake.datagen.streams import generate
+    from trendlake.jobs.ingest import as_bronze, bronze_schema
+    from trendlake.jobs.lake import Lake
+    from trendlake.schemas import load_stream_schema
 
     stream = load_stream_schema(STREAM)
     schema = bronze_schema(stream)
@@ -113,7 +112,7 @@ def build_bronze(lake_root: Path, events: int, seed: int) -> dict[str, Any]:
 
 
 def write_workload(path: Path, seed: int) -> str:
-    from jobs.workloads import generate_workload
+    from trendlake.datagen.workloads import generate_workload
 
     text = generate_workload(WORKLOAD_KIND, QUERIES, seed, STREAM)
     path.write_text(text)
@@ -122,7 +121,7 @@ def write_workload(path: Path, seed: int) -> str:
 
 def replay_interval(facts: dict[str, Any], plan: Any) -> tuple[int, int]:
     """``(start, end]``: from the day's start to past the last window holding an event."""
-    from engine.events import parse_ts
+    from trendlake.engine.events import parse_ts
 
     start = parse_ts(START)
     longest = max(q.within for q in plan.queries.values())
@@ -166,10 +165,10 @@ def run_baseline(spark: Any, lake_root: Path, plan_raw: dict[str, Any], start_us
                  out_path: Path) -> dict[str, Any]:
     """The I/O baseline for ``(start, end]``, its counts overwritten into the Delta table ``out_path``."""
     from deltalake import write_deltalake
+    from trendlake.jobs.lake import Lake
+    from trendlake.jobs.replay import keyed_inputs, needed_range
 
-    import engine
-    from jobs.lake import Lake
-    from jobs.replay import keyed_inputs, needed_range
+    from trendlake import engine
 
     started = time.perf_counter()
     compiled = engine.load_plan(plan_raw)
@@ -205,11 +204,12 @@ def run_baseline(spark: Any, lake_root: Path, plan_raw: dict[str, Any], start_us
 
 def check_agreement(lake_root: Path, plan_raw: dict[str, Any], start_us: int, end_us: int) -> list[dict[str, Any]]:
     """Replay's result tables vs ``engine.evaluate`` on the bronze events, windows ending in (start, end]."""
-    import engine
-    from engine.events import events_from_arrow
-    from engine.results import is_equal
-    from jobs.lake import Lake
-    from jobs.replay import column_name
+    from trendlake.engine.events import events_from_arrow
+    from trendlake.engine.results import is_equal
+    from trendlake.jobs.lake import Lake
+    from trendlake.jobs.replay import column_name
+
+    from trendlake import engine
 
     lake = Lake(lake_root)
     bronze = lake.read_arrow(f"bronze/{STREAM}")
@@ -251,10 +251,11 @@ def check_agreement(lake_root: Path, plan_raw: dict[str, Any], start_us: int, en
 
 
 def run(ctx: Context) -> dict[str, Any]:
-    import engine
-    from jobs.optimize import current_plan, optimize, workload_name
-    from jobs.replay import _dt, replay
-    from jobs.spark import get_spark
+    from trendlake.jobs.optimize import current_plan, optimize, workload_name
+    from trendlake.jobs.replay import _dt, replay
+    from trendlake.jobs.spark import get_spark
+
+    from trendlake import engine
 
     n_events = event_count(ctx)
     span_s = n_events / RATE
@@ -349,7 +350,7 @@ def run(ctx: Context) -> dict[str, Any]:
             "repeat": ctx.repeat,
             "seed": ctx.seed,
             "stream": STREAM,
-            "data_source": "jobs.generate",
+            "data_source": "trendlake.datagen.streams",
             "status": OK,
             "strategies": STRATEGY_INFO,
             "strategies_ran": ["baseline", "replay"],
@@ -361,7 +362,7 @@ def run(ctx: Context) -> dict[str, Any]:
                 "checked": len(plan.queries) if check else 0,
                 "all_agree": not disagreements,
                 "disagreements": disagreements,
-                "against": "engine.evaluate (Event objects, per partition) on the bronze events" if check else
+                "against": "trendlake.engine.evaluate (Event objects, per partition) on the bronze events" if check else
                            f"not checked above {AGREEMENT_MAX_EVENTS:,} events (the in-process evaluation on "
                            "Event objects would take longer than the run)",
             },

@@ -1,4 +1,4 @@
-"""The benchmark suite: a registry of experiments and ``trendlake bench NAME``.
+"""The benchmark suite: a registry of experiments and ``python -m benchmarks NAME``.
 
 Every experiment runs the strategies it compares side by side in one process
 on the same events, repeats each measurement, checks that the strategies that
@@ -135,7 +135,7 @@ def run_experiment(
     record = module.run(ctx)
     record["elapsed_s"] = round(time.perf_counter() - started, 3)
     record["started_at"] = started_at
-    record["command"] = f"trendlake bench {name} --size {size} --repeat {repeat} --seed {seed} --out {out}"
+    record["command"] = f"python -m benchmarks {name} --size {size} --repeat {repeat} --seed {seed} --out {out}"
     record["machine"] = machine_facts()
     record["peak_rss_mb"] = _peak_rss_mb()
     json_path = out / f"{name}.json"
@@ -237,10 +237,9 @@ def plot_record(record: dict[str, Any], path: Path) -> None:
 # ---- CLI ----------------------------------------------------------------------------
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "bench",
-        help="run a benchmark experiment (compared strategies side by side, same data)",
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks",
         description=(
             "Run experiment NAME (or 'all'; 'list' prints them): every compared strategy runs in "
             "this process on the same events, repeated; results must agree. Writes OUT/NAME.json "
@@ -255,7 +254,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="repetitions per measurement (default: 1 for smoke, 3 otherwise)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated events and workloads (default: 0)")
     p.add_argument("--no-plot", action="store_true", help="write the JSON only")
-    p.set_defaults(func=run_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks NAME ...`` (run from the repository checkout)."""
+    return run_bench(build_parser().parse_args(argv))
 
 
 def run_bench(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ BRONZE = Asset(name="trendlake.bronze", uri="file:///trendlake/bronze")
 def trendlake_ingest():
     @task(pool="trendlake_spark", outlets=[BRONZE])
     def ingest() -> dict:
-        from jobs.pipeline import run_ingest
+        from trendlake.jobs.pipeline import run_ingest
 
         return run_ingest()
 

@@ -18,20 +18,20 @@ from airflow.sdk import dag, get_current_context, task
 def trendlake_optimize():
     @task(pool="trendlake_spark")
     def stats() -> dict:
-        from jobs.pipeline import run_stats
+        from trendlake.jobs.pipeline import run_stats
 
         context = get_current_context()
         return run_stats(context["data_interval_end"])
 
     @task
     def optimize() -> dict:
-        from jobs.pipeline import run_optimize
+        from trendlake.jobs.pipeline import run_optimize
 
         return run_optimize()
 
     @task
     def validate_plan() -> str:
-        from jobs.pipeline import validate_current_plan
+        from trendlake.jobs.pipeline import validate_current_plan
 
         return validate_current_plan()
 

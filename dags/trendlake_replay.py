@@ -27,13 +27,13 @@ from airflow.timetables.interval import CronDataIntervalTimetable
 def trendlake_replay():
     @task(pool="trendlake_spark")
     def replay() -> dict:
-        from jobs.pipeline import replay_interval, run_replay
+        from trendlake.jobs.pipeline import replay_interval, run_replay
 
         return run_replay(*replay_interval(get_current_context()))
 
     @task(pool="trendlake_spark")
     def check_results() -> dict:
-        from jobs.pipeline import check_results, replay_interval
+        from trendlake.jobs.pipeline import check_results, replay_interval
 
         return check_results(*replay_interval(get_current_context()))
 

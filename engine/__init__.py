@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from engine.events import Event, format_ts, partition, read_events
-from engine.plan import Plan, PlanError, load_plan
-from engine.query import CompiledQuery, Unsupported
-from engine.results import CAP, OVERFLOW, WindowResult, finalize, merge_into
+from trendlake.engine.events import Event, format_ts, partition, read_events
+from trendlake.engine.plan import Plan, PlanError, load_plan
+from trendlake.engine.query import CompiledQuery, Unsupported
+from trendlake.engine.results import CAP, OVERFLOW, WindowResult, finalize, merge_into
 
 __all__ = [
     "CAP",
@@ -49,11 +49,11 @@ def _loader(module: str) -> Callable[[], Runner]:
 
 # strategy name -> loader of its ``run(query, events) -> {window index: WindowResult}``
 STRATEGIES: dict[str, Callable[[], Runner]] = {
-    "twostep": _loader("engine.reference"),
-    "greta": _loader("engine.greta"),
+    "twostep": _loader("trendlake.engine.reference"),
+    "greta": _loader("trendlake.engine.greta"),
 }
-if importlib.util.find_spec("engine.cogra") is not None:
-    STRATEGIES["cogra"] = _loader("engine.cogra")
+if importlib.util.find_spec("trendlake.engine.cogra") is not None:
+    STRATEGIES["cogra"] = _loader("trendlake.engine.cogra")
 
 
 def strategy_for(query: CompiledQuery, strategy: str) -> str:

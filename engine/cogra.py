@@ -114,11 +114,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
-from engine.events import Event
-from engine.greta import _Algebra, _earliest_ends, _groups, _max_bound, _VarList, _Vertex
-from engine.query import ANY, CONTIGUOUS, CompiledQuery, Unsupported
-from engine.results import CAP, NAN, WindowResult, sat, scale
+from trendlake.engine.events import Event
+from trendlake.engine.greta import _Algebra, _earliest_ends, _groups, _max_bound, _VarList, _Vertex
+from trendlake.engine.query import ANY, CONTIGUOUS, CompiledQuery, Unsupported
+from trendlake.engine.results import CAP, NAN, WindowResult, sat, scale
 
 __all__ = ["granularity_of", "run", "run_columns", "run_table"]
 
@@ -218,7 +217,7 @@ def run_table(
 ) -> dict[int, WindowResult]:
     """:func:`run_columns` over a pyarrow Table with ``type``, ``ts`` (µs integers or an
     Arrow timestamp) and attribute columns (one partition)."""
-    from engine.table import _Columns
+    from trendlake.engine.table import _Columns
 
     cols = _Columns(table)
     attrs = {name: cols.array(name) for name in cols.attr_names}

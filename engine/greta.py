@@ -67,9 +67,9 @@ from collections.abc import Callable
 from itertools import islice
 from typing import Any
 
-from engine.events import Event
-from engine.query import ANY, CONTIGUOUS, NEXT, CompiledQuery, Transition
-from engine.results import CAP, NAN, WindowResult, sat, scale
+from trendlake.engine.events import Event
+from trendlake.engine.query import ANY, CONTIGUOUS, NEXT, CompiledQuery, Transition
+from trendlake.engine.results import CAP, NAN, WindowResult, sat, scale
 
 # A partial sum of values whose magnitude passed this bound becomes NaN
 # (overflow). Counts saturate at CAP, which bounds sums over non-saturated

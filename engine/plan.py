@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.query import CompiledQuery, compile_query
+from trendlake.engine.query import CompiledQuery, compile_query
 
 FORMAT_VERSION = 1
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.expr import Attrs, compile_adjacent, compile_local
+from trendlake.engine.expr import Attrs, compile_adjacent, compile_local
 
 ANY = "skip-till-any-match"
 NEXT = "skip-till-next-match"

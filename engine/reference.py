@@ -15,9 +15,9 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from engine.events import Event
-from engine.query import ANY, CONTIGUOUS, CompiledQuery, Transition
-from engine.results import WindowResult
+from trendlake.engine.events import Event
+from trendlake.engine.query import ANY, CONTIGUOUS, CompiledQuery, Transition
+from trendlake.engine.results import WindowResult
 
 Step = tuple[int, str]  # (event index in the window, variable)
 

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.query import CompiledQuery
+from trendlake.engine.query import CompiledQuery
 
 CAP = 10**38 - 1  # the largest value of a decimal(38,0) result column
 NAN = float("nan")

@@ -39,12 +39,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
-from engine.events import RESERVED, Event, _clean
-from engine.expr import attributes
-from engine.plan import Plan, PlanError
-from engine.query import CONTIGUOUS, CompiledQuery, Unsupported
-from engine.results import WindowResult, merge_into
+from trendlake.engine.events import RESERVED, Event, _clean
+from trendlake.engine.expr import attributes
+from trendlake.engine.plan import Plan, PlanError
+from trendlake.engine.query import CONTIGUOUS, CompiledQuery, Unsupported
+from trendlake.engine.results import WindowResult, merge_into
 
 Partials = dict[tuple[tuple[Any, ...], int], WindowResult]
 
@@ -333,8 +332,7 @@ def _query_partials(
     query: CompiledQuery, spec: dict[str, Any] | None, cols: _Columns, ks: _KeySet, strategy: str
 ) -> Partials:
     import pyarrow as pa
-
-    from engine import cogra, query_partials, strategy_for
+    from trendlake.engine import cogra, query_partials, strategy_for
 
     try:  # "type": COGRA's kernel over all partitions at once
         mode = cogra.granularity_of(query) if strategy_for(query, strategy) == "cogra" else None

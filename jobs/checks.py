@@ -23,7 +23,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from jobs.replay import column_name
+from trendlake.jobs.replay import column_name
 
 log = logging.getLogger("trendlake.checks")
 
@@ -80,7 +80,7 @@ def _checked_frame(df: Any, query: dict[str, Any]) -> Any:
 
 def run_suite(df: Any, suite: dict[str, Any]) -> dict[str, Any]:
     """Validate one result table's rows with Great Expectations; failures raise."""
-    from jobs.quality import run_suite as run_expectations
+    from trendlake.jobs.quality import run_suite as run_expectations
 
     summary, failed = run_expectations(df, suite)
     if failed:
@@ -99,11 +99,10 @@ def check_result_tables(
 ) -> dict[str, Any]:
     """Validate every result table's rows for the windows ending in ``(start, end]``."""
     from pyspark.sql import functions as F
-
-    from jobs.lake import Lake
-    from jobs.optimize import current_plan, workload_name
-    from jobs.replay import _dt, parse_time
-    from jobs.spark import get_spark
+    from trendlake.jobs.lake import Lake
+    from trendlake.jobs.optimize import current_plan, workload_name
+    from trendlake.jobs.replay import _dt, parse_time
+    from trendlake.jobs.spark import get_spark
 
     start_us, end_us = parse_time(start), parse_time(end)
     plan = plan if plan is not None else current_plan(lake_root, workload_name(workload_path))

@@ -14,17 +14,16 @@ import sys
 
 # module path -> sub-commands it registers (for lazy import)
 COMMANDS: dict[str, tuple[str, ...]] = {
-    "jobs.eval_cmd": ("eval", "plan"),
-    "jobs.optimize": ("optimize",),
-    "jobs.replay": ("replay",),
-    "jobs.demo": ("demo",),
-    "jobs.workloads": ("workload",),
-    "benchmarks.suite": ("bench",),
-    "jobs.ingest": ("ingest",),
-    "jobs.stats": ("stats",),
-    "jobs.sql": ("sql",),
-    "jobs.generate": ("generate",),
-    "jobs.adapters": ("adapt",),
+    "trendlake.jobs.eval_cmd": ("eval", "plan"),
+    "trendlake.jobs.optimize": ("optimize",),
+    "trendlake.jobs.replay": ("replay",),
+    "trendlake.jobs.demo": ("demo",),
+    "trendlake.datagen.workloads": ("workload",),
+    "trendlake.jobs.ingest": ("ingest",),
+    "trendlake.jobs.stats": ("stats",),
+    "trendlake.jobs.sql": ("sql",),
+    "trendlake.datagen.streams": ("generate",),
+    "trendlake.datagen.adapters": ("adapt",),
 }
 
 

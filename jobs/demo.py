@@ -26,7 +26,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from trendlake.schemas import workload_path
+
 DAY = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -52,12 +53,12 @@ class Steps:
         print(f"pipeline finished in {time.perf_counter() - self.started:.1f}s", flush=True)
 
 
-def configure_environment(out: Path) -> dict[str, str]:
+def configure_environment(out: Path, dags: Path) -> dict[str, str]:
     """Environment for Airflow on SQLite and trendlake's settings, set before Airflow imports."""
     out = out.resolve()
     env = {
         "AIRFLOW_HOME": str(out / "airflow"),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags.resolve()),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__PARALLELISM": "2",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{out / 'airflow' / 'airflow.db'}",
@@ -65,7 +66,7 @@ def configure_environment(out: Path) -> dict[str, str]:
         "TRENDLAKE_LAKE": str(out / "lake"),
         "TRENDLAKE_LANDING": str(out / "landing"),
         "TRENDLAKE_STREAM": "rides",
-        "TRENDLAKE_WORKLOAD": str(REPO / "schemas" / "workloads" / "sample_rides.etq"),
+        "TRENDLAKE_WORKLOAD": str(workload_path("sample_rides.etq")),
         "PYSPARK_PYTHON": sys.executable,
         "SPARK_LOCAL_IP": "127.0.0.1",
     }
@@ -88,7 +89,7 @@ def prepare_airflow() -> None:
 
 def write_sample(landing: Path, events: int, seed: int) -> tuple[Path, Path]:
     """One generated day of rides (Parquet) and a small CSV with good and malformed rows."""
-    from jobs.generate import write_events
+    from trendlake.datagen.streams import write_events
 
     day_file = landing / f"rides-{DAY:%Y-%m-%d}.parquet"
     if not day_file.exists():
@@ -111,10 +112,10 @@ def write_sample(landing: Path, events: int, seed: int) -> tuple[Path, Path]:
     return day_file, late_file
 
 
-def run_dag(dag_id: str, logical_date: datetime) -> None:
+def run_dag(dag_id: str, logical_date: datetime, dags: Path) -> None:
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags"))
+    bag = DagBag(dag_folder=str(dags))
     if dag_id not in bag.dags:
         raise RuntimeError(f"DAG {dag_id} did not load: {bag.import_errors}")
     run = bag.dags[dag_id].test(logical_date=logical_date)
@@ -125,8 +126,8 @@ def run_dag(dag_id: str, logical_date: datetime) -> None:
 
 def show_results(lake: Path, out: Path) -> Path:
     """Print a few rows through Spark SQL and plot one query's counts per window."""
-    from jobs.spark import get_spark
-    from jobs.sql import run_sql
+    from trendlake.jobs.spark import get_spark
+    from trendlake.jobs.sql import run_sql
 
     spark = get_spark()
     run_sql(spark, lake, "SELECT table_name, rows FROM trendlake_tables ORDER BY table_name", show=True)
@@ -168,19 +169,26 @@ def plot_series(table: Any, path: Path) -> Path:
     return path
 
 
-def demo(out: Path, events: int, seed: int) -> int:
+def demo(out: Path, events: int, seed: int, dags: Path) -> int:
+    if not (dags / "trendlake_replay.py").is_file():
+        print(
+            f"trendlake: error: no trendlake DAG files in {dags}; run the demo from the repository "
+            "checkout or pass --dags DIR (the folder holding trendlake_*.py)",
+            file=sys.stderr,
+        )
+        return 2
     steps = Steps(6)
     steps("prepare Airflow (SQLite) and folders under " + str(out))
-    configure_environment(out)
+    configure_environment(out, dags)
     prepare_airflow()
     steps(f"generate a ride-sharing day ({events:,} events) and a malformed CSV into the landing folder")
     write_sample(out / "landing", events, seed)
     steps("run DAG trendlake_ingest (raw files -> bronze.rides + quarantine.rides)")
-    run_dag("trendlake_ingest", DAY + timedelta(days=1))
+    run_dag("trendlake_ingest", DAY + timedelta(days=1), dags)
     steps("run DAG trendlake_optimize (stats -> optimize -> validate plan)")
-    run_dag("trendlake_optimize", DAY + timedelta(days=1))
+    run_dag("trendlake_optimize", DAY + timedelta(days=1), dags)
     steps(f"run DAG trendlake_replay for the data interval {DAY:%Y-%m-%d} .. {DAY + timedelta(days=1):%Y-%m-%d}")
-    run_dag("trendlake_replay", DAY + timedelta(days=1))
+    run_dag("trendlake_replay", DAY + timedelta(days=1), dags)
     steps("query the result tables with Spark SQL and plot stuck_trips")
     plot = show_results(out / "lake", out)
     steps.finish()
@@ -199,4 +207,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=Path("out"), help="folder for the lake, landing files, Airflow home and plot (default: ./out)")
     p.add_argument("--events", type=int, default=200_000, help="events in the generated day (default: 200000)")
     p.add_argument("--seed", type=int, default=7, help="generator seed (default: 7)")
-    p.set_defaults(func=lambda a: demo(a.out, a.events, a.seed))
+    p.add_argument("--dags", type=Path, default=Path("dags"), help="the Airflow DAG folder (default: ./dags, the repository's)")
+    p.set_defaults(func=lambda a: demo(a.out, a.events, a.seed, a.dags))

@@ -56,8 +56,9 @@ def _fail(message: str) -> int:
 
 def compile_plan(workload_path: Path, stream: str | None, planner: str = "none") -> tuple[dict[str, Any], str]:
     """Parse, check and plan a workload file; returns (plan, workload hash)."""
-    import optimizer
-    from schemas import load_stream_schema
+    from trendlake.schemas import load_stream_schema
+
+    from trendlake import optimizer
 
     text = workload_path.read_text()
     schema = load_stream_schema(stream) if stream else None
@@ -67,8 +68,7 @@ def compile_plan(workload_path: Path, stream: str | None, planner: str = "none")
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    import optimizer
-
+    from trendlake import optimizer
     try:
         plan, _ = compile_plan(args.workload, args.stream, args.planner)
     except (optimizer.WorkloadError, FileNotFoundError, KeyError) as err:
@@ -83,9 +83,9 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    import engine
-    import optimizer
-    from engine.events import EventFileError
+    from trendlake.engine.events import EventFileError
+
+    from trendlake import engine, optimizer
 
     try:
         plan, whash = compile_plan(args.workload, args.stream)
@@ -94,7 +94,7 @@ def run_eval(args: argparse.Namespace) -> int:
         loaded = engine.load_plan(plan, workload_hash=whash)
         schema = None
         if args.stream:
-            from schemas import load_stream_schema
+            from trendlake.schemas import load_stream_schema
 
             schema = load_stream_schema(args.stream)
         events = read_event_file(args.events, schema)
@@ -119,7 +119,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def read_event_file(path: Path, schema: dict[str, Any] | None = None) -> list:
     """Events of a file; a stream schema's time/type column names are honoured."""
-    from engine.events import read_events
+    from trendlake.engine.events import read_events
 
     if schema and (schema.get("time_column", "ts") != "ts" or schema.get("type_column", "type") != "type"):
         raise ValueError("event files for eval must name their columns 'type' and 'ts'")
@@ -127,7 +127,7 @@ def read_event_file(path: Path, schema: dict[str, Any] | None = None) -> list:
 
 
 def json_value(value: Any) -> Any:
-    from engine import OVERFLOW
+    from trendlake.engine import OVERFLOW
 
     if value is OVERFLOW:
         return "OVERFLOW"
@@ -136,7 +136,7 @@ def json_value(value: Any) -> Any:
 
 def json_row(row: dict[str, Any]) -> dict[str, Any]:
     """A result row for output: ISO-8601 UTC window bounds, OVERFLOW as a string."""
-    from engine import format_ts
+    from trendlake.engine import format_ts
 
     out = {}
     for key, value in row.items():

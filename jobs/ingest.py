@@ -326,8 +326,8 @@ def ingest(
     spark: Any = None,
 ) -> IngestReport:
     """Ingest the landing folder's new files into the stream's bronze/quarantine/log tables."""
-    from jobs.lake import Lake
-    from jobs.spark import get_spark
+    from trendlake.jobs.lake import Lake
+    from trendlake.jobs.spark import get_spark
 
     started = time.perf_counter()
     check_stream_schema(stream_schema)
@@ -369,8 +369,7 @@ def _ingest_files(
 ) -> IngestReport:
     import pyarrow as pa
     from pyspark.sql import functions as F
-
-    from jobs.quality import suite_for_stream, validate_bronze
+    from trendlake.jobs.quality import suite_for_stream, validate_bronze
 
     stream = stream_schema["stream"]
     bronze_t, quarantine_t, log_t = lake.bronze(stream), lake.quarantine(stream), lake.ingest_log(stream)
@@ -508,8 +507,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from jobs.quality import SuiteFailed
-    from schemas import load_stream_schema
+    from trendlake.jobs.quality import SuiteFailed
+    from trendlake.schemas import load_stream_schema
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:

@@ -516,7 +516,7 @@ def _local_path(uri: str) -> Path:
 
 
 def _delta_mode(spark: Any) -> str:
-    from jobs.spark import delta_mode
+    from trendlake.jobs.spark import delta_mode
 
     return delta_mode(spark)
 

@@ -40,8 +40,7 @@ def workload_name(workload_path: str | Path) -> str:
 def validate_plan(plan: dict[str, Any]) -> None:
     """Raise ``jsonschema.ValidationError`` when the plan breaks the plan JSON Schema."""
     import jsonschema
-
-    from schemas import load_plan_schema
+    from trendlake.schemas import load_plan_schema
 
     jsonschema.validate(plan, load_plan_schema())
 
@@ -55,8 +54,9 @@ def optimize(
     planner: str = "none",
 ) -> PlanRef:
     """Compile the workload, plan it with ``planner`` and make that plan current."""
-    import optimizer
-    from schemas import load_stream_schema
+    from trendlake.schemas import load_stream_schema
+
+    from trendlake import optimizer
 
     text = Path(workload_path).read_text()
     schema = load_stream_schema(stream) if stream else None
@@ -113,8 +113,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import optimizer
-
+    from trendlake import optimizer
     statistics = None
     if args.stream and not args.no_stats:
         statistics = latest_statistics(args.lake, args.stream)
@@ -130,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
 def latest_statistics(lake_root: str | Path, stream: str) -> dict[str, Any] | None:
     """The newest statistics snapshot of ``stats.<stream>`` as plain data, or None."""
     try:
-        from jobs import stats
+        from trendlake.jobs import stats
     except ImportError:
         return None
     reader = getattr(stats, "latest_statistics", None)

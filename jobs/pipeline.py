@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from schemas import WORKLOADS_DIR
+from trendlake.schemas import workload_path
 
 SPARK_POOL = "trendlake_spark"
 
@@ -43,7 +43,7 @@ class Settings:
             landing=Path(os.environ.get("TRENDLAKE_LANDING", str(lake.parent / "landing"))).resolve(),
             stream=os.environ.get("TRENDLAKE_STREAM", "rides"),
             workload=Path(
-                os.environ.get("TRENDLAKE_WORKLOAD", str(WORKLOADS_DIR / "sample_rides.etq"))
+                os.environ.get("TRENDLAKE_WORKLOAD", str(workload_path("sample_rides.etq")))
             ).resolve(),
             stats_days=int(os.environ.get("TRENDLAKE_STATS_DAYS", "7")),
         )
@@ -54,8 +54,8 @@ class Settings:
 
 
 def run_ingest(settings: Settings | None = None) -> dict[str, Any]:
-    from jobs.ingest import ingest
-    from schemas import load_stream_schema
+    from trendlake.jobs.ingest import ingest
+    from trendlake.schemas import load_stream_schema
 
     s = settings or Settings.from_env()
     report = ingest(s.lake, load_stream_schema(s.stream), s.landing)
@@ -64,7 +64,7 @@ def run_ingest(settings: Settings | None = None) -> dict[str, Any]:
 
 def run_stats(end: datetime, settings: Settings | None = None) -> dict[str, Any]:
     """Statistics over the trailing ``stats_days`` of bronze up to ``end``."""
-    from jobs.stats import run_stats as stats_job
+    from trendlake.jobs.stats import run_stats as stats_job
 
     s = settings or Settings.from_env()
     start = end - timedelta(days=s.stats_days)
@@ -73,7 +73,7 @@ def run_stats(end: datetime, settings: Settings | None = None) -> dict[str, Any]
 
 
 def run_optimize(settings: Settings | None = None) -> dict[str, Any]:
-    from jobs.optimize import latest_statistics, optimize
+    from trendlake.jobs.optimize import latest_statistics, optimize
 
     s = settings or Settings.from_env()
     ref = optimize(s.lake, s.workload, stream=s.stream, statistics=latest_statistics(s.lake, s.stream_name))
@@ -82,9 +82,9 @@ def run_optimize(settings: Settings | None = None) -> dict[str, Any]:
 
 def validate_current_plan(settings: Settings | None = None) -> str:
     """Check the current plan against the JSON Schema and the workload's hash."""
-    import engine
-    import optimizer
-    from jobs.optimize import current_plan, validate_plan, workload_name
+    from trendlake.jobs.optimize import current_plan, validate_plan, workload_name
+
+    from trendlake import engine, optimizer
 
     s = settings or Settings.from_env()
     plan = current_plan(s.lake, workload_name(s.workload))
@@ -95,8 +95,8 @@ def validate_current_plan(settings: Settings | None = None) -> str:
 
 def replay_interval(context: Any) -> tuple[datetime, datetime]:
     """The interval a replay run covers: ``conf["from"]``/``conf["to"]`` if given, else its data interval."""
-    from engine.events import parse_ts
-    from jobs.replay import _dt
+    from trendlake.engine.events import parse_ts
+    from trendlake.jobs.replay import _dt
 
     run = context.get("dag_run")
     conf = (getattr(run, "conf", None) or {}) if run is not None else {}
@@ -108,7 +108,7 @@ def replay_interval(context: Any) -> tuple[datetime, datetime]:
 
 
 def run_replay(start: datetime, end: datetime, settings: Settings | None = None) -> dict[str, Any]:
-    from jobs.replay import replay
+    from trendlake.jobs.replay import replay
 
     s = settings or Settings.from_env()
     report = replay(s.lake, s.workload, start, end, stream=s.stream_name)
@@ -116,7 +116,7 @@ def run_replay(start: datetime, end: datetime, settings: Settings | None = None)
 
 
 def check_results(start: datetime, end: datetime, settings: Settings | None = None) -> dict[str, Any]:
-    from jobs.checks import check_result_tables
+    from trendlake.jobs.checks import check_result_tables
 
     s = settings or Settings.from_env()
     return check_result_tables(s.lake, s.workload, start, end)

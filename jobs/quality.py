@@ -1,10 +1,11 @@
 """Great Expectations suites for bronze, generated from a stream schema.
 
-``suite_for_stream(schema)`` is plain data (the GE 1.x suite JSON) so it can be
-written to ``schemas/suites/<stream>.json`` without importing GE;
+``suite_for_stream(schema)`` is plain data (the GE 1.x suite JSON), derived
+from the stream schema at run time, so a stream's suite can never disagree
+with its schema; ``write_suite`` exports it for a user who wants to review or
+extend it (``python -m trendlake.jobs.quality STREAM... --out DIR``).
 ``validate_bronze(df, suite)`` runs it on a Spark DataFrame with an ephemeral
 context and raises ``SuiteFailed`` naming every failed expectation.
-Regenerate the bundled files with ``python -m jobs.quality STREAM...``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
-
-SUITES_DIR = Path(__file__).resolve().parent.parent / "schemas" / "suites"
 
 
 class SuiteFailed(RuntimeError):
@@ -51,7 +50,7 @@ def suite_for_stream(stream_schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def write_suite(stream_schema: dict[str, Any], folder: str | Path = SUITES_DIR) -> Path:
+def write_suite(stream_schema: dict[str, Any], folder: str | Path) -> Path:
     """Write the stream's suite as ``<folder>/<stream>.json``; its path."""
     path = Path(folder) / f"{stream_schema['stream']}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,10 +99,16 @@ def validate_bronze(df: Any, suite: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from schemas import load_stream_schema
+    import argparse
 
-    for name in argv if argv is not None else sys.argv[1:]:
-        print(write_suite(load_stream_schema(name)))
+    from trendlake.schemas import load_stream_schema
+
+    parser = argparse.ArgumentParser(prog="python -m trendlake.jobs.quality", description="Export bronze expectation suites.")
+    parser.add_argument("streams", nargs="+", help="stream names or schema paths")
+    parser.add_argument("--out", required=True, type=Path, help="folder to write <stream>.json into")
+    args = parser.parse_args(argv)
+    for name in args.streams:
+        print(write_suite(load_stream_schema(name), args.out))
     return 0
 
 

@@ -75,8 +75,7 @@ _PLANS: dict[str, Any] = {}
 
 def compiled_plan(plan_raw: dict[str, Any]) -> Any:
     """The compiled plan, once per executor process (plans are immutable per plan_id)."""
-    import engine
-
+    from trendlake import engine
     key = f"{plan_raw.get('plan_id')}:{plan_raw.get('workload_hash')}"
     if key not in _PLANS:
         _PLANS[key] = engine.load_plan(plan_raw)
@@ -106,8 +105,8 @@ def evaluate_table(
     mergeable states and the driver combines them per (query, group, window)
     before finalizing.
     """
-    from engine.results import to_state
-    from engine.table import evaluate_table_partials
+    from trendlake.engine.results import to_state
+    from trendlake.engine.table import evaluate_table_partials
 
     plan = compiled_plan(plan_raw)
     out = []
@@ -133,8 +132,9 @@ def finish_rows(plan: Any, rows: list[dict[str, Any]]) -> dict[str, list[dict[st
 
     Returns query -> engine result rows (aggregates by name as written).
     """
-    import engine
-    from engine.results import from_state, merge_into
+    from trendlake.engine.results import from_state, merge_into
+
+    from trendlake import engine
 
     partials: dict[str, dict[tuple[tuple[Any, ...], int], Any]] = {name: {} for name in plan.queries}
     for row in rows:
@@ -159,8 +159,7 @@ def evaluate_sorted_batches(
     """
     import numpy as np
     import pyarrow as pa
-
-    from engine.table import key_runs
+    from trendlake.engine.table import key_runs
 
     schema = _generic_arrow_schema()
 
@@ -230,8 +229,7 @@ def pushdown_filter(plan_raw: dict[str, Any], columns: set[str], queries: list[s
     from functools import reduce
 
     from pyspark.sql import functions as F
-
-    from engine.expr import attributes
+    from trendlake.engine.expr import attributes
 
     chosen = [q for q in plan_raw["queries"] if queries is None or q["name"] in queries]
     if any(q["semantics"] == "contiguous" for q in chosen):
@@ -277,8 +275,7 @@ def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], lo: int, hi: int) -> lis
     ts, seq)`` so every partition's events arrive contiguous and in time order.
     """
     from pyspark.sql import functions as F
-
-    from engine.table import referenced_attributes
+    from trendlake.engine.table import referenced_attributes
 
     columns = set(bronze.columns)
     window = bronze.where(
@@ -391,8 +388,7 @@ def _arrow_type(schema: Any, name: str) -> Any:
 def result_table(query: dict[str, Any], rows: list[dict[str, Any]], schema: Any, plan_id: str, computed_at: datetime) -> Any:
     """Typed Arrow table of one query's finished result rows (``finish_rows``)."""
     import pyarrow as pa
-
-    from engine import OVERFLOW
+    from trendlake.engine import OVERFLOW
 
     columns: dict[str, list[Any]] = {f.name: [] for f in schema}
     aggs = query["aggregates"]
@@ -436,7 +432,7 @@ def window_predicate(start: int, end: int) -> str:
 
 
 def parse_time(value: str | int | datetime) -> int:
-    from engine.events import parse_ts
+    from trendlake.engine.events import parse_ts
 
     return parse_ts(value)
 
@@ -452,11 +448,11 @@ def replay(
     plan: dict[str, Any] | None = None,
 ) -> ReplayReport:
     """Replay the windows ending in ``(start, end]`` of every query of the current plan."""
-    import engine
-    import optimizer
-    from jobs import lake as lakelib
-    from jobs.optimize import current_plan, workload_name
-    from jobs.spark import get_spark
+    from trendlake.jobs import lake as lakelib
+    from trendlake.jobs.optimize import current_plan, workload_name
+    from trendlake.jobs.spark import get_spark
+
+    from trendlake import engine, optimizer
 
     started = time.perf_counter()
     start_us, end_us = parse_time(start), parse_time(end)

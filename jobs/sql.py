@@ -38,8 +38,7 @@ def view_name(table: str) -> str:
 def register_views(spark: Any, lake_root: str | Path) -> list[dict[str, Any]]:
     """Register every lake table (and ``trendlake_tables``) as temporary views of ``spark``; their rows."""
     from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-    from jobs.lake import Lake
+    from trendlake.jobs.lake import Lake
 
     lake = Lake(lake_root)
     if not lake.root.is_dir():
@@ -99,7 +98,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from jobs.spark import get_spark
+    from trendlake.jobs.spark import get_spark
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     spark = get_spark()

@@ -57,7 +57,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from engine.expr import attributes
+from trendlake.engine.expr import attributes
 
 log = logging.getLogger("trendlake.stats")
 
@@ -145,8 +145,9 @@ def workload_plan(workload: Any, stream_schema: dict[str, Any] | None = None) ->
         return None
     if isinstance(workload, dict):
         return workload
-    import optimizer
-    from optimizer.ast import Workload
+    from trendlake.optimizer.ast import Workload
+
+    from trendlake import optimizer
 
     stream = stream_schema["stream"] if stream_schema else None
     if isinstance(workload, Workload):
@@ -238,7 +239,7 @@ class PredicateCounter:
     """
 
     def __init__(self, specs: list[PredicateSpec]) -> None:
-        from engine.expr import compile_local, compile_value
+        from trendlake.engine.expr import compile_local, compile_value
 
         self.by_type: dict[str, list[tuple[int, list[Any], Any]]] = {}
         for i, s in enumerate(specs):
@@ -257,7 +258,7 @@ class PredicateCounter:
         return sorted(self.by_type)
 
     def add(self, rows: Iterable[dict[str, Any]]) -> None:
-        from engine.events import _clean
+        from trendlake.engine.events import _clean
 
         for row in rows:
             checks = self.by_type.get(row.get("type"))
@@ -368,7 +369,7 @@ def _ts_micros(table: Any) -> Any:
         return pc.cast(col, pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy(zero_copy_only=False)
     if pa.types.is_integer(col.type):
         return col.cast(pa.int64()).to_numpy(zero_copy_only=False)
-    from engine.events import parse_ts
+    from trendlake.engine.events import parse_ts
 
     return np.array([parse_ts(v) for v in col.to_pylist()], dtype=np.int64)
 
@@ -486,7 +487,7 @@ def _bursts_arrow(base: Any, b: BurstSpec) -> dict[str, tuple[int, int, int]]:
 
 
 def _us(value: Any) -> int:
-    from engine.events import parse_ts
+    from trendlake.engine.events import parse_ts
 
     return value if isinstance(value, int) and not isinstance(value, bool) else parse_ts(value)
 
@@ -584,10 +585,9 @@ def run_stats(
     """
     import pyarrow as pa
     from pyspark.sql import functions as F
-
-    from jobs.lake import Lake
-    from jobs.spark import get_spark
-    from schemas import load_stream_schema
+    from trendlake.jobs.lake import Lake
+    from trendlake.jobs.spark import get_spark
+    from trendlake.schemas import load_stream_schema
 
     started = time.perf_counter()
     schema = load_stream_schema(stream)
@@ -628,7 +628,7 @@ def _dt(us: int) -> datetime:
 def _iso(value: Any) -> str | None:
     if value is None:
         return None
-    from engine.events import format_ts, parse_ts
+    from trendlake.engine.events import format_ts, parse_ts
 
     return format_ts(parse_ts(value))
 
@@ -638,7 +638,7 @@ def _iso(value: Any) -> str | None:
 
 def read_runs(lake_root: str | Path, stream: str) -> Any:
     """The whole ``stats/<stream>`` table as Arrow (None when absent)."""
-    from jobs.lake import Lake
+    from trendlake.jobs.lake import Lake
 
     lake = Lake(lake_root)
     return lake.read_arrow(lake.stats(_stream_name(stream)))
@@ -667,8 +667,7 @@ def latest_statistics(
 
 
 def _workload_hash(workload: Any) -> str:
-    import optimizer
-
+    from trendlake import optimizer
     text = Path(workload).read_text() if isinstance(workload, Path) or Path(str(workload)).exists() else str(workload)
     return optimizer.workload_hash(text)
 
@@ -676,7 +675,7 @@ def _workload_hash(workload: Any) -> str:
 def _stream_name(stream: str) -> str:
     path = Path(stream)
     if path.suffix == ".json" or path.exists():
-        from schemas import load_stream_schema
+        from trendlake.schemas import load_stream_schema
 
         return load_stream_schema(stream)["stream"]
     return stream
@@ -760,7 +759,7 @@ def add_parser(sub: Any) -> None:
 
 def default_range(lake_root: str | Path, stream: str, start: Any, end: Any, days: float) -> tuple[int, int]:
     """``(start_us, end_us)`` from the CLI options (``end`` defaults to after bronze's newest event date)."""
-    from jobs.lake import Lake
+    from trendlake.jobs.lake import Lake
 
     if end is not None:
         end_us = _us(end)

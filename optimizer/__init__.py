@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from optimizer.ast import Workload
-from optimizer.checks import check_workload
-from optimizer.errors import Diagnostic, WorkloadError
-from optimizer.parser import parse_workload
-from optimizer.plan import build_plan, workload_hash
+from trendlake.optimizer.ast import Workload
+from trendlake.optimizer.checks import check_workload
+from trendlake.optimizer.errors import Diagnostic, WorkloadError
+from trendlake.optimizer.parser import parse_workload
+from trendlake.optimizer.plan import build_plan, workload_hash
 
 __all__ = [
     "Diagnostic",

@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from optimizer import ast
+from trendlake.optimizer import ast
 
 ANY = "skip-till-any-match"
 NEXT = "skip-till-next-match"

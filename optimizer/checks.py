@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from optimizer import ast
-from optimizer.analysis import Occurrence, Scope, condition_refs, occurrences
-from optimizer.errors import Diagnostic, WorkloadError
+from trendlake.optimizer import ast
+from trendlake.optimizer.analysis import Occurrence, Scope, condition_refs, occurrences
+from trendlake.optimizer.errors import Diagnostic, WorkloadError
 
 
 def check_workload(workload: ast.Workload, stream_schema: dict[str, Any] | None = None) -> None:

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
+from importlib import resources
 
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-
-from optimizer import ast
-from optimizer.errors import Diagnostic, WorkloadError
-
-GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
+from trendlake.optimizer import ast
+from trendlake.optimizer.errors import Diagnostic, WorkloadError
 
 KEYWORDS = frozenset(
     "QUERY RETURN PATTERN SEMANTICS WHERE GROUP_BY WITHIN SLIDE SEQ NOT AND AS IN NEXT "
@@ -52,7 +49,7 @@ AGG_FN = {"SUM": "sum", "AVG": "avg", "MIN": "min", "MAX": "max"}
 @functools.cache
 def _lark() -> Lark:
     return Lark(
-        GRAMMAR_PATH.read_text(),
+        resources.files("trendlake.optimizer").joinpath("grammar.lark").read_text(encoding="utf-8"),
         parser="lalr",
         lexer="contextual",
         propagate_positions=True,

@@ -7,9 +7,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from optimizer import ast
-from optimizer.analysis import Scope, granularity, panes_us, predicates, template
-from optimizer.parser import canonical_tokens
+from trendlake.optimizer import ast
+from trendlake.optimizer.analysis import Scope, granularity, panes_us, predicates, template
+from trendlake.optimizer.parser import canonical_tokens
 
 FORMAT_VERSION = 1
 
@@ -78,7 +78,7 @@ def build_plan(
     stream: str | None = None,
 ) -> dict[str, Any]:
     """The plan of a checked workload made by ``planner`` (see ``optimizer.planners``)."""
-    from optimizer.planners import get_planner
+    from trendlake.optimizer.planners import get_planner
 
     plan_fn = get_planner(planner)
     decision = plan_fn(workload, statistics)

@@ -1,7 +1,18 @@
-"""Test-wide settings: hypothesis profiles (``ci`` default, ``thorough`` for long local runs)."""
+"""Test-wide settings.
+
+* hypothesis profiles: ``ci`` (default) and ``thorough`` for long local runs
+  (``HYPOTHESIS_PROFILE=thorough``).
+* Tiers by folder: ``tests/unit`` is the fast tier (no Spark, no Airflow:
+  ``make test-fast``), ``tests/integration/spark`` and
+  ``tests/integration/airflow`` are marked ``spark`` / ``airflow`` here. A run
+  of the fast tier alone fails if anything imported pyspark or airflow.
+"""
 
 import os
+import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -12,13 +23,30 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+TESTS = Path(__file__).resolve().parent
+UNIT = TESTS / "unit"
+HEAVY = ("pyspark", "airflow", "great_expectations", "deltalake")
 
-import pytest  # noqa: E402
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    only_unit = True
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
+        if parts[:2] == ("integration", "spark"):
+            item.add_marker(pytest.mark.spark)
+        elif parts[:2] == ("integration", "airflow"):
+            item.add_marker(pytest.mark.airflow)
+            item.add_marker(pytest.mark.spark)
+        if not path.is_relative_to(UNIT):
+            only_unit = False
+    config._trendlake_only_unit = only_unit and bool(items)
 
 
-@pytest.fixture(scope="session")
-def spark():
-    """One local Spark session for every Spark test of the run (trendlake's own settings)."""
-    from jobs.spark import get_spark
-
-    return get_spark("local[2]", app_name="trendlake-tests")
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if getattr(session.config, "_trendlake_only_unit", False):
+        loaded = [m for m in HEAVY if m in sys.modules]
+        if loaded:
+            print(f"\nfast tier imported {', '.join(loaded)}: unit tests must not need the pipeline stack",
+                  file=sys.stderr)
+            session.exitstatus = 1

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import engine
-import optimizer
-from engine.events import Event, events_from_arrow
-from engine.results import OVERFLOW, is_equal
+from trendlake.engine.events import Event, events_from_arrow
+from trendlake.engine.results import OVERFLOW, is_equal
+
+from trendlake import engine, optimizer
 
 START_US = int(datetime(2026, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000
 SIZES = ("smoke", "small", "full")
@@ -83,7 +83,7 @@ class Strategy:
             if self.engine_strategy not in engine.STRATEGIES:
                 return f"engine strategy {self.engine_strategy!r} is not in engine.STRATEGIES"
             return None
-        from optimizer.planners import PLANNERS
+        from trendlake.optimizer.planners import PLANNERS
 
         if self.planner not in PLANNERS:
             return f"planner {self.planner!r} is not registered in optimizer.planners.PLANNERS"
@@ -144,18 +144,18 @@ def strategy(name: str) -> Strategy:
 
 
 def data_source(stream: str = "rides") -> str:
-    """``jobs.generate`` when it is importable and knows ``stream``, else the built-in fallback."""
-    if importlib.util.find_spec("jobs.generate") is None:
+    """``datagen.streams`` when it is importable and knows ``stream``, else the built-in fallback."""
+    if importlib.util.find_spec("trendlake.datagen.streams") is None:
         return "builtin"
-    streams = getattr(importlib.import_module("jobs.generate"), "STREAMS", None)
-    return "jobs.generate" if streams is None or stream in streams else "builtin"
+    streams = getattr(importlib.import_module("trendlake.datagen.streams"), "STREAMS", None)
+    return "trendlake.datagen.streams" if streams is None or stream in streams else "builtin"
 
 
 def preferred_stream(name: str, fallback: str = "rides") -> str:
     """``name`` when its stream schema is bundled, else ``fallback``."""
-    from schemas import stream_schema_path
+    from trendlake.schemas import has_stream
 
-    return name if stream_schema_path(name).exists() else fallback
+    return name if has_stream(name) else fallback
 
 
 def builtin_rows(schema: dict[str, Any], n: int, seed: int, *, keys: int = 64, burst: float = 4.0,
@@ -213,27 +213,26 @@ def make_events(ctx: Context, n: int, span_s: float, *, seed: int | None = None,
                 weights: dict[str, float] | None = None) -> list[Event]:
     """About ``n`` events of ``ctx.stream`` over ``span_s`` seconds from START_US.
 
-    With ``jobs.generate`` (when importable) the stream's own model makes
+    With ``datagen.streams`` (when importable) the stream's own model makes
     them at ``n / span_s`` events per second (``burst`` passed on when given,
     the model's type mix kept). Otherwise ``builtin_rows`` makes exactly
     ``n`` events (``burst`` default 4, ``weights`` the type mix), respaced
     evenly over the span. With ``groups``, ``group_attr`` is folded onto
     ``groups`` distinct values.
     """
-    from schemas import load_stream_schema
+    from trendlake.schemas import load_stream_schema
 
     seed = ctx.seed if seed is None else seed
-    if data_source(ctx.stream) == "jobs.generate":
+    if data_source(ctx.stream) == "trendlake.datagen.streams":
         import pyarrow as pa
-
-        from jobs.generate import generate
+        from trendlake.datagen.streams import generate
 
         extra = {} if burst is None else {"burst": burst}
         tables = list(generate(ctx.stream, n, seed=seed, start="2026-01-01T00:00:00Z",
                                rate_per_second=n / span_s, **extra))
-        events = events_from_arrow(pa.concat_tables(tables), where="jobs.generate")
+        events = events_from_arrow(pa.concat_tables(tables), where="trendlake.datagen.streams")
     else:
-        from engine.events import make_events as from_rows
+        from trendlake.engine.events import make_events as from_rows
 
         rows = builtin_rows(load_stream_schema(ctx.stream), n, seed, burst=4.0 if burst is None else burst,
                             weights=weights)

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from trendlake.datagen.workloads import StreamFacts, generate_workload
+from trendlake.schemas import load_stream_schema
+
 from benchmarks.experiments.common import (
     Context,
     Figure,
@@ -21,8 +24,6 @@ from benchmarks.experiments.common import (
     measured_ranges,
     prepare,
 )
-from jobs.workloads import StreamFacts, generate_workload
-from schemas import load_stream_schema
 
 TITLE = "GLORIA: plan vs Greedy vs GRETA; optimizer vs NoPrune (GLORIA §8)"
 PAPER = "Ma et al., GLORIA: Graph-based Sharing Optimizer for Event Trend Aggregation, SIGMOD 2022, §8"

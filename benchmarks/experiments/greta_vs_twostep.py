@@ -14,9 +14,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from trendlake.datagen.workloads import StreamFacts
+from trendlake.schemas import load_stream_schema
+
 from benchmarks.experiments.common import Context, Figure, Recorder, make_events, prepare
-from jobs.workloads import StreamFacts
-from schemas import load_stream_schema
 
 TITLE = "GRETA vs two-step (dissertation ch. 13, 19)"
 PAPER = "O. Poppe, Event Stream Analytics (dissertation), ch. 13 (GRETA) and ch. 19 (COGRA)"
@@ -68,7 +69,7 @@ def _windows(ctx: Context) -> int:
 
 def _events(ctx: Context, facts: StreamFacts, per_window: int, *, groups: int, key: str | None, seed_offset: int = 0):
     a, k, b = _types(facts)
-    # the built-in generator favours the query's types (jobs.generate keeps its own mix)
+    # the built-in generator favours the query's types (datagen.streams keeps its own mix)
     weights = {t: 0.3 for t in facts.types} | {a: 1.0, b: 1.0} | {k: 3.0}
     windows = _windows(ctx)
     return make_events(ctx, per_window * windows, WINDOW_S * windows, seed=ctx.seed + seed_offset,

@@ -7,12 +7,15 @@ minute and the number of queries. Figures 12–13: the second, diverse workload
 and predicates), dynamic vs static sharing decisions, varying the events per
 minute. Non-shared baselines: GRETA and COGRA running each query alone.
 The stream is bursty: the built-in generator emits bursts of one type and
-one key (jobs.generate, when present, keeps its own shape).
+one key (datagen.streams, when present, keeps its own shape).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from trendlake.datagen.workloads import StreamFacts, generate_workload
+from trendlake.schemas import load_stream_schema
 
 from benchmarks.experiments.common import (
     Context,
@@ -22,8 +25,6 @@ from benchmarks.experiments.common import (
     measured_ranges,
     prepare,
 )
-from jobs.workloads import StreamFacts, generate_workload
-from schemas import load_stream_schema
 
 TITLE = "Hamlet: dynamic vs static sharing vs GRETA (Hamlet §6)"
 PAPER = "Poppe et al., To Share, or not to Share Online Event Trend Aggregation Over Bursty Event Streams (Hamlet), SIGMOD 2021, §6"

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from trendlake.datagen.workloads import StreamFacts, generate_workload
+from trendlake.schemas import load_stream_schema
+
 from benchmarks.experiments.common import (
     Context,
     Figure,
@@ -25,8 +28,6 @@ from benchmarks.experiments.common import (
     preferred_stream,
     prepare,
 )
-from jobs.workloads import StreamFacts, generate_workload
-from schemas import load_stream_schema
 
 TITLE = "Sharon: shared vs A-Seq; optimizer vs exhaustive vs greedy (Sharon §VIII)"
 PAPER = "Poppe et al., Sharon: Shared Online Event Sequence Aggregation, ICDE 2018, §VIII"

@@ -15,9 +15,10 @@ from fractions import Fraction
 from math import gcd
 from typing import Any
 
+from trendlake.datagen.workloads import StreamFacts, generate_workload
+from trendlake.schemas import load_stream_schema
+
 from benchmarks.experiments.common import Context, Figure, Recorder, make_events, prepare
-from jobs.workloads import StreamFacts, generate_workload
-from schemas import load_stream_schema
 
 TITLE = "Weave Share vs Shared vs No Share (Weave Share §7)"
 PAPER = "Guirguis et al., Weave Share (weaveability of aggregate continuous queries), §7"

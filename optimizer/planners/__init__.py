@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from optimizer import ast
-from optimizer.planners import none
+from trendlake.optimizer import ast
+from trendlake.optimizer.planners import none
 
 Planner = Callable[[ast.Workload, "dict[str, Any] | None"], dict[str, Any]]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optimizer import ast
+from trendlake.optimizer import ast
 
 
 def plan(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -1,0 +1,157 @@
+"""Columnar evaluation of many partitions at once equals evaluation on event lists.
+
+``engine.evaluate_table_partials`` (what replay's executors run) prunes
+partitions that cannot hold a trend, drops events no variable matches and runs
+COGRA's kernel over all partitions in one pass; none of that may change a
+result. Random workloads and streams as in tests/test_differential.py, with
+more events and the partition attributes often present.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from trendlake.engine import cogra
+from trendlake.engine.events import make_events
+from trendlake.engine.table import evaluate_table_partials, mandatory_variables
+
+from tests.randomized import event_rows, workloads
+from tests.unit.engine.test_differential import rows_equal
+from trendlake import engine, optimizer
+
+SCHEMA = pa.schema([
+    ("type", pa.string()), ("ts", pa.int64()), ("seq", pa.int64()), ("x", pa.int64()),
+    ("y", pa.int64()), ("g", pa.int64()), ("h", pa.string()),
+])
+
+
+def as_table(rows: list[dict]) -> pa.Table:
+    """The rows as a table with µs timestamps (``make_events`` reads integers as seconds)."""
+    columns = {f.name: [] for f in SCHEMA}
+    for row in rows:
+        for name in columns:
+            value = row.get(name)
+            columns[name].append(value * 1_000_000 if name == "ts" else value)
+    return pa.table(columns, schema=SCHEMA)
+
+
+def finished(plan: engine.Plan, partials: dict) -> list[dict]:
+    out = []
+    for name, p in partials.items():
+        out.extend(engine.finish_query(plan.queries[name], p))
+    return out
+
+
+def compare(text: str, rows: list[dict], strategy: str, table: pa.Table, sorted_by=None) -> None:
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    if strategy == "cogra":
+        try:
+            for query in plan.queries.values():
+                cogra.granularity_of(query)
+        except engine.Unsupported:
+            with pytest.raises(engine.Unsupported):
+                evaluate_table_partials(plan, table, strategy=strategy, sorted_by=sorted_by)
+            return
+    want = finished(plan, engine.evaluate_partials(plan, make_events(rows), strategy=strategy))
+    got = finished(plan, evaluate_table_partials(plan, table, strategy=strategy, sorted_by=sorted_by))
+    assert rows_equal(got, want), f"{strategy}\n{text}\n{rows}\ngot  {got}\nwant {want}"
+
+
+@st.composite
+def partitioned_rows(draw: st.DrawFn) -> list[dict]:
+    """Event rows whose partition attributes are mostly present (several partitions)."""
+    rows = draw(event_rows(max_events=24))
+    for row in rows:
+        if "g" not in row and draw(st.integers(0, 3)):
+            row["g"] = draw(st.integers(0, 2))
+        if "h" not in row and draw(st.integers(0, 3)):
+            row["h"] = draw(st.sampled_from(["p", "q"]))
+    return rows
+
+
+@pytest.mark.parametrize("strategy", ["auto", "cogra", "greta"])
+@settings(deadline=None)
+@given(text=workloads(), rows=partitioned_rows(), seed=st.integers(0, 2**16))
+def test_table_equals_event_lists(strategy: str, text: str, rows: list[dict], seed: int) -> None:
+    shuffled = list(rows)
+    random.Random(seed).shuffle(shuffled)  # the table need not be in any order
+    compare(text, rows, strategy, as_table(shuffled))
+
+
+@settings(deadline=None)
+@given(text=workloads(max_queries=1), rows=partitioned_rows())
+def test_presorted_table_equals_event_lists(text: str, rows: list[dict]) -> None:
+    """Rows already in (key, ts, seq) order, as replay's sorted Spark partitions arrive."""
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    keys = next(iter(plan.queries.values())).partition_by
+    table = as_table(rows)
+    order = [(k, "ascending") for k in keys] + [("ts", "ascending"), ("seq", "ascending")]
+    compare(text, rows, "auto", table.sort_by(order), sorted_by=keys)
+
+
+def test_missing_partition_values_are_in_no_partition() -> None:
+    """Null, empty text and NaN key values: no partition (as ``engine.events.partition``)."""
+    text = "QUERY q\nRETURN k, COUNT(*)\nPATTERN SEQ(A, B)\nGROUP-BY k\nWITHIN 10 seconds;"
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    for values in (["a", "a", None, "", "a", "b"], [1.0, 1.0, None, math.nan, 1.0, 2.0]):
+        table = pa.table({
+            "type": ["A", "B", "A", "A", "B", "B"],
+            "ts": [1_000_000 * t for t in (1, 2, 3, 4, 5, 6)],
+            "k": values,
+        })
+        rows = table.to_pylist()
+        for r in rows:
+            r["ts"] //= 1_000_000
+        want = finished(plan, engine.evaluate_partials(plan, make_events(rows)))
+        got = finished(plan, evaluate_table_partials(plan, table))
+        assert rows_equal(got, want)
+        assert [(r["k"], r["COUNT(*)"]) for r in got] == [(values[0], 2)]  # (a1, b2), (a1, b5)
+
+
+def test_presorted_promise_is_checked() -> None:
+    text = "QUERY q\nRETURN k, COUNT(*)\nPATTERN SEQ(A, B)\nGROUP-BY k\nWITHIN 10 seconds;"
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    table = pa.table({"type": ["A", "B"], "ts": [2_000_000, 1_000_000], "k": ["a", "a"]})
+    with pytest.raises(ValueError, match="not sorted"):
+        evaluate_table_partials(plan, table, sorted_by=["k"])
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("SEQ(A, B+, C)", {"A", "B", "C"}),
+        ("SEQ(A+, SEQ(B, C)+)", {"A", "B", "C"}),
+        ("A+", {"A"}),
+    ],
+)
+def test_mandatory_variables(pattern: str, expected: set[str]) -> None:
+    text = f"QUERY q\nRETURN COUNT(*)\nPATTERN {pattern}\nWITHIN 10 seconds;"
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    assert mandatory_variables(plan.queries["q"]) == expected
+
+
+def test_mandatory_variables_of_a_template_with_a_bypass() -> None:
+    """A template (as a sharing planner may write) where B can be skipped: A -> B -> C and A -> C."""
+    text = "QUERY q\nRETURN COUNT(*)\nPATTERN SEQ(A, B, C)\nWITHIN 10 seconds;"
+    raw = optimizer.build_plan(optimizer.compile_workload(text))
+    raw["queries"][0]["template"]["transitions"].append({"from": "A", "to": "C"})
+    plan = engine.load_plan(raw)
+    assert mandatory_variables(plan.queries["q"]) == {"A", "C"}
+
+
+def test_partitions_meeting_at_one_time_stamp_stay_apart() -> None:
+    """Key a ends and key b starts at the same time stamp: the kernel must not see one group."""
+    text = "QUERY q\nRETURN k, COUNT(*), COUNT(A)\nPATTERN SEQ(A+, B)\nGROUP-BY k\nWITHIN 10 seconds;"
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    table = pa.table({
+        "type": ["A", "A", "B", "A", "B"],
+        "ts": [1_000_000 * t for t in (1, 2, 5, 5, 6)],
+        "k": ["a", "a", "a", "b", "b"],
+    })
+    got = finished(plan, evaluate_table_partials(plan, table, strategy="cogra", sorted_by=["k"]))
+    assert [(r["k"], r["COUNT(*)"], r["COUNT(A)"]) for r in got] == [("a", 3, 4), ("b", 1, 1)]
