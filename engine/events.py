@@ -18,10 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from trendlake.engine.errors import EngineError
+
 RESERVED = ("type", "ts", "seq")
 
 
-class EventFileError(ValueError):
+class EventFileError(EngineError, ValueError):
     """A row of an event file cannot be read; the message names file and line."""
 
 

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trendlake.engine.errors import EngineError
 from trendlake.engine.query import CompiledQuery, compile_query
 
 FORMAT_VERSION = 1
 
 
-class PlanError(ValueError):
+class PlanError(EngineError, ValueError):
     """A plan the engine refuses: wrong format version, wrong workload, malformed."""
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from trendlake.engine.errors import EngineError
 from trendlake.engine.expr import Attrs, compile_adjacent, compile_local
 
 ANY = "skip-till-any-match"
@@ -18,7 +19,7 @@ CONTIGUOUS = "contiguous"
 SEMANTICS = (ANY, NEXT, CONTIGUOUS)
 
 
-class Unsupported(Exception):
+class Unsupported(EngineError):
     """A strategy cannot evaluate a query; the message says which feature and why."""
 
 

@@ -23,12 +23,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from trendlake.jobs.errors import JobError
 from trendlake.jobs.replay import column_name
 
 log = logging.getLogger("trendlake.checks")
 
 
-class ResultChecksFailed(RuntimeError):
+class ResultChecksFailed(JobError):
     """Rows of a result table broke the plan's expectations."""
 
 

@@ -4,12 +4,17 @@ Each module in COMMANDS defines ``add_parser(subparsers)`` which registers its
 sub-command and sets ``func`` (taking the parsed ``argparse.Namespace`` and
 returning an exit code). Modules are imported lazily so ``trendlake --help``
 stays fast and a sub-command never pays for another's imports (Spark, Airflow).
+
+Errors are mapped to messages and exit codes here, once (``EXIT_CODES``):
+each package has one error root (``OptimizerError``, ``EngineError``,
+``JobError``); bad input never shows a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # module path -> sub-commands it registers (for lazy import)
@@ -47,6 +52,47 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_OK = 0
+EXIT_JOB_FAILED = 1  # a job refused to run or to commit, or its checks failed
+EXIT_BAD_INPUT = 2  # the workload, plan, event file, option or path is wrong
+EXIT_INTERNAL = 3  # a bug in trendlake: please report it with TRENDLAKE_DEBUG=1's traceback
+EXIT_INTERRUPTED = 130
+
+
+def missing_extra(module: str) -> str | None:
+    """The install extra that provides ``module`` (a top-level import name), if it is one."""
+    extras = {
+        "pyspark": "spark", "deltalake": "spark", "pandas": "spark",
+        "great_expectations": "quality", "airflow": "airflow", "matplotlib": "plots",
+    }
+    return extras.get(module.split(".")[0])
+
+
+def error_message(err: BaseException) -> tuple[str, int]:
+    """The one-line message and exit code of an error that ended a command."""
+    from trendlake.engine.errors import EngineError
+    from trendlake.jobs.errors import JobError
+    from trendlake.optimizer.errors import OptimizerError, WorkloadError
+
+    if isinstance(err, WorkloadError):
+        return f"invalid workload, nothing done:\n{err}", EXIT_BAD_INPUT
+    if isinstance(err, (OptimizerError, EngineError)):
+        return str(err), EXIT_BAD_INPUT
+    if isinstance(err, JobError):
+        return str(err), EXIT_JOB_FAILED
+    if isinstance(err, ModuleNotFoundError) and err.name and (extra := missing_extra(err.name)):
+        return (f"this command needs the '{extra}' extra ({err.name} is not installed): "
+                f"pip install 'trendlake[{extra}]'"), EXIT_BAD_INPUT
+    if isinstance(err, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
+        where = f": {err.filename}" if getattr(err, "filename", None) else ""
+        return f"{err.strerror or err}{where}", EXIT_BAD_INPUT
+    if isinstance(err, UnicodeDecodeError):
+        return f"not UTF-8 text ({err.reason} at byte {err.start})", EXIT_BAD_INPUT
+    if isinstance(err, RecursionError):
+        return "input nested too deeply to process", EXIT_BAD_INPUT
+    return f"internal error: {type(err).__name__}: {err} (set TRENDLAKE_DEBUG=1 for the traceback)", EXIT_INTERNAL
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in argv if not a.startswith("-")), None)
@@ -54,8 +100,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(first if first in known else None)
     args = parser.parse_args(argv)
     if getattr(args, "master", None):
-        import os
-
         os.environ["TRENDLAKE_SPARK_MASTER"] = args.master
     if not getattr(args, "func", None):
         parser.print_help()
@@ -64,7 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as err:  # noqa: BLE001 - the one place errors become messages
+        if os.environ.get("TRENDLAKE_DEBUG"):
+            raise
+        message, code = error_message(err)
+        print(f"trendlake: error: {message}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

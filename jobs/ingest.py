@@ -30,13 +30,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from trendlake.jobs.errors import JobError
+
 log = logging.getLogger("trendlake.ingest")
 
 FORMATS = {".csv": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json", ".parquet": "parquet"}
 SPARK_TYPES = {"long": "bigint", "double": "double", "string": "string", "boolean": "boolean"}
 
 
-class IngestError(RuntimeError):
+class IngestError(JobError):
     """Ingest refused to commit (rows unaccounted for, unreadable file, bad schema)."""
 
 

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from trendlake.jobs.errors import JobError
+
 log = logging.getLogger("trendlake.lake")
 
 KINDS = ("bronze", "quarantine", "ingest_log", "stats", "results")
@@ -41,7 +43,7 @@ MANIFEST = "_moved.json"
 Filters = Sequence[tuple[str, str, Any]]
 
 
-class LakeError(RuntimeError):
+class LakeError(JobError):
     """A write was refused (schema mismatch, rows outside the partitions being replaced)."""
 
 

@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trendlake.jobs.errors import JobError
 
-class SuiteFailed(RuntimeError):
+
+class SuiteFailed(JobError):
     """The good rows of an ingest broke the stream's expectation suite; nothing was committed."""
 
 

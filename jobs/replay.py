@@ -24,13 +24,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from trendlake.jobs.errors import JobError
+
 log = logging.getLogger("trendlake.replay")
 
 GENERIC_SCHEMA = "query string, group_json string, window_start long, window_end long, state_json string"
 SAFE_PUSHDOWN_OPS = {"+", "-", "*", "neg", "=", "!=", "<", "<=", ">", ">=", "in"}
 
 
-class ReplayError(RuntimeError):
+class ReplayError(JobError):
     """Replay cannot run (no plan, a plan for another workload, no bronze table)."""
 
 

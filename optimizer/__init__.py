@@ -15,12 +15,13 @@ from typing import Any
 
 from trendlake.optimizer.ast import Workload
 from trendlake.optimizer.checks import check_workload
-from trendlake.optimizer.errors import Diagnostic, WorkloadError
+from trendlake.optimizer.errors import Diagnostic, OptimizerError, WorkloadError
 from trendlake.optimizer.parser import parse_workload
 from trendlake.optimizer.plan import build_plan, workload_hash
 
 __all__ = [
     "Diagnostic",
+    "OptimizerError",
     "Workload",
     "WorkloadError",
     "build_plan",

@@ -27,7 +27,11 @@ class Diagnostic:
         return where + self.message
 
 
-class WorkloadError(ValueError):
+class OptimizerError(Exception):
+    """The optimizer's error root: anything wrong with a workload or a planning request."""
+
+
+class WorkloadError(OptimizerError, ValueError):
     """An invalid workload; ``str()`` is one ``path:line:column: query q: message`` line per error."""
 
     def __init__(self, diagnostics: Iterable[Diagnostic], path: str | None = None) -> None:
