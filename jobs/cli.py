@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "trendlake.jobs.optimize": ("optimize",),
     "trendlake.jobs.replay": ("replay",),
     "trendlake.jobs.demo": ("demo",),
-    "trendlake.datagen.workloads": ("workload",),
+    "trendlake.datagen.workloads.cli": ("workload",),
     "trendlake.jobs.ingest": ("ingest",),
     "trendlake.jobs.stats": ("stats",),
     "trendlake.jobs.sql": ("sql",),

@@ -33,11 +33,15 @@ from trendlake.optimizer import ast
 from trendlake.optimizer.errors import OptimizerError
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# words the lexer may read as keywords where a type, variable or attribute name stands
-RESERVED = frozenset(
-    "query return pattern semantics where within slide seq not and as in next count sum avg min max "
-    "true false second seconds sec secs minute minutes min mins hour hours day days".split()
-)
+# The lexer is contextual: a keyword-looking word is a keyword only where the grammar accepts that
+# keyword, so each place an identifier stands has its own reserved words (checked exhaustively against
+# the parser in tests/unit/optimizer/test_generator.py); elsewhere (a query name, after a dot, inside
+# [...], after GROUP-BY, AS or COUNT( ...) any identifier is fine.
+TYPE_RESERVED = frozenset({"not", "seq"})  # a pattern item may start with NOT or SEQ
+ALIAS_RESERVED = frozenset({"semantics", "where", "within"})  # clauses that may follow a type
+RETURN_RESERVED = frozenset({"count", "sum", "avg", "min", "max"})  # a RETURN item may be an aggregate
+VARIABLE_RESERVED = frozenset({"true", "false", "next"})  # an expression may start with these
+RESERVED = TYPE_RESERVED | ALIAS_RESERVED | RETURN_RESERVED | VARIABLE_RESERVED
 DEFAULT_SEMANTICS = "skip-till-any-match"
 SEMANTICS = ("skip-till-any-match", "skip-till-next-match", "contiguous")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
@@ -142,11 +146,12 @@ class Generator:
 
     # ---- names ---------------------------------------------------------------
 
-    def identifier(self, name: Any, what: str, *, keywords_ok: bool = False) -> str:
+    def identifier(self, name: Any, what: str, reserved: frozenset[str] = frozenset()) -> str:
+        """``name`` if it is an identifier the parser reads as one where it stands (not in ``reserved``)."""
         if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
             raise GenerateError(f"{what} {name!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)")
-        if not keywords_ok and name.lower() in RESERVED:
-            raise GenerateError(f"{what} {name!r} is a keyword of the language")
+        if name.lower() in reserved:
+            raise GenerateError(f"{what} {name!r} would be read as the keyword {name.upper()} there")
         return name
 
     # ---- workload and query --------------------------------------------------
@@ -158,7 +163,7 @@ class Generator:
         return sep.join(self.query_text(q) for q in node.queries) + "\n"
 
     def query_text(self, node: ast.Query) -> str:
-        clauses = [f"QUERY {self.identifier(node.name, 'query name', keywords_ok=True)}"]
+        clauses = [f"QUERY {self.identifier(node.name, 'query name')}"]
         if not node.returns:
             raise GenerateError(f"query {node.name}: RETURN needs at least one item")
         clauses.append("RETURN " + ", ".join(self.return_item(r) for r in node.returns))
@@ -176,7 +181,9 @@ class Generator:
         return ("\n" if self.pretty else " ").join(clauses) + ";"
 
     def return_item(self, node: ast.ReturnItem) -> str:
-        if isinstance(node, ast.Name | ast.Aggregate):
+        if isinstance(node, ast.Name):
+            return self.identifier(node.name, "RETURN attribute", RETURN_RESERVED)
+        if isinstance(node, ast.Aggregate):
             return self.generate(node)
         raise GenerateError(f"a RETURN item is a Name or an Aggregate, not {type(node).__name__}")
 
@@ -187,7 +194,7 @@ class Generator:
         if node.var is not None:
             self.identifier(node.var, "aggregate variable")
         if node.attr is not None:
-            self.identifier(node.attr, "aggregate attribute", keywords_ok=True)
+            self.identifier(node.attr, "aggregate attribute")
         text = node.text if _spells(node.text, node) else aggregate_text(node.fn, node.var, node.attr)
         if node.alias is not None:
             text += f" AS {self.identifier(node.alias, 'alias')}"
@@ -196,9 +203,9 @@ class Generator:
     # ---- patterns ------------------------------------------------------------
 
     def atom_text(self, node: ast.Atom) -> str:
-        text = self.identifier(node.type, "event type")
+        text = self.identifier(node.type, "event type", TYPE_RESERVED)
         if node.alias is not None:
-            text += " " + self.identifier(node.alias, "alias")
+            text += " " + self.identifier(node.alias, "alias", ALIAS_RESERVED)
         return text
 
     def seq_text(self, node: ast.Seq) -> str:
@@ -224,7 +231,7 @@ class Generator:
     def equivalence_text(self, node: ast.Equivalence) -> str:
         if not node.attrs:
             raise GenerateError("an equivalence [a, ...] needs at least one attribute")
-        return "[" + ", ".join(self.identifier(a.name, "attribute name", keywords_ok=True) for a in node.attrs) + "]"
+        return "[" + ", ".join(self.identifier(a.name, "attribute name") for a in node.attrs) + "]"
 
     def comparison_text(self, node: ast.Comparison) -> str:
         if node.op not in COMPARISONS:
@@ -250,9 +257,10 @@ class Generator:
         return self.value(node.value)
 
     def attr_ref_text(self, node: ast.AttrRef) -> str:
-        var = self.identifier(node.var, "variable")
-        attr = self.identifier(node.attr, "attribute", keywords_ok=True)
-        return f"NEXT({var}).{attr}" if node.next else f"{var}.{attr}"
+        attr = self.identifier(node.attr, "attribute")
+        if node.next:
+            return f"NEXT({self.identifier(node.var, 'variable')}).{attr}"
+        return f"{self.identifier(node.var, 'variable', VARIABLE_RESERVED)}.{attr}"
 
     def bin_op_text(self, node: ast.BinOp) -> str:
         prec = PRECEDENCE.get(node.op)

@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from trendlake.datagen.streams import base as stream_base
 from trendlake.datagen.streams import STREAMS, generate, measure, write_events
+from trendlake.datagen.streams import base as stream_base
 from trendlake.schemas import load_stream_schema
 
 

@@ -21,6 +21,7 @@ from trendlake.optimizer.errors import WorkloadError
 from trendlake.optimizer.generator import (
     RESERVED,
     GenerateError,
+    Generator,
     aggregate,
     generate,
     generate_query,
@@ -208,7 +209,8 @@ def _query(pattern: ast.Pattern | None = None, **changes) -> ast.Query:
         (_query(ast.Kleene(ast.Kleene(ast.Atom("A")))), r"\+ applies to a type or a SEQ"),
         (_query(ast.Seq((ast.Atom("A"), ast.Not(ast.Not(ast.Atom("N")))))), "NOT cannot negate a NOT"),
         (_query(ast.Seq(())), "SEQ needs at least one"),
-        (_query(ast.Atom("Within")), "event type 'Within' is a keyword"),
+        (_query(ast.Atom("A", "Within")), "alias 'Within' would be read as the keyword WITHIN"),
+        (_query(ast.Atom("seq")), "event type 'seq' would be read as the keyword SEQ"),
         (_query(ast.Atom("A", "my alias")), "alias 'my alias' is not an identifier"),
         (_query(returns=()), "RETURN needs at least one item"),
         (_query(semantics="greedy"), "unknown semantics 'greedy'"),
@@ -229,3 +231,54 @@ def test_what_the_language_cannot_say_is_an_error_naming_it(node: ast.Node, mess
 def test_a_keyword_is_fine_as_a_query_name_and_after_a_dot() -> None:
     q = _query(name="within", conditions=(ast.Comparison(">", ast.AttrRef("A", "count"), ast.Literal(1)),))
     assert plain(parse_workload(generate(q)).queries[0]) == plain(q)
+
+
+# ---- keywords as names: exactly the ones the parser would misread are refused ----------
+
+WORDS = (
+    "query return pattern semantics where within slide seq not and as in next count sum avg min max true false "
+    "group second seconds sec secs minute minutes min mins hour hours day days"
+).split()
+
+
+def _positions(w: str) -> dict[str, ast.Node]:
+    one = ast.Literal(1)
+    cond = lambda c: _query(conditions=(c,))  # noqa: E731
+    return {
+        "query name": _query(name=w),
+        "event type": _query(ast.Atom(w)),
+        "event type in a SEQ": _query(ast.Seq((ast.Atom("A"), ast.Atom(w)))),
+        "alias": _query(ast.Atom("A", w)),
+        "RETURN attribute": _query(returns=(ast.Name(w), aggregate("count_star")), group_by=(ast.Name(w),)),
+        "GROUP-BY attribute": _query(group_by=(ast.Name(w), ast.Name(w + "2"))),
+        "equivalence attribute": cond(ast.Equivalence((ast.Name(w), ast.Name(w)))),
+        "variable": cond(ast.Comparison(">", ast.AttrRef(w, "x"), one)),
+        "variable after an operator": cond(ast.Comparison(">", one, ast.BinOp("*", one, ast.AttrRef(w, "x")))),
+        "NEXT variable": cond(ast.Comparison(">", ast.AttrRef("A", "x"), ast.AttrRef(w, "x", True))),
+        "attribute": cond(ast.Comparison(">", ast.AttrRef("A", w), ast.AttrRef("A", w, True))),
+        "IN expression": cond(ast.InList(ast.AttrRef(w, "x"), (1,))),
+        "COUNT variable": _query(returns=(aggregate("count", w),)),
+        "SUM variable and attribute": _query(returns=(aggregate("sum", w, w),)),
+        "aggregate alias": _query(returns=(aggregate("count_star", alias=w),)),
+    }
+
+
+class _Unchecked(Generator):
+    def identifier(self, name, what, reserved=frozenset()):  # noqa: ANN001, ANN201
+        return name
+
+
+@pytest.mark.parametrize("word", WORDS)
+def test_a_keyword_as_a_name_is_refused_exactly_where_the_parser_would_misread_it(word: str) -> None:
+    for where, node in _positions(word).items():
+        naive = _Unchecked().generate(node)
+        try:
+            text = generate(node)
+        except GenerateError:
+            try:
+                back = parse_workload(naive).queries[0]
+            except WorkloadError:
+                continue
+            assert plain(back) != plain(node), f"{word!r} as {where} was refused, yet {naive!r} reads back fine"
+            continue
+        assert plain(parse_workload(text).queries[0]) == plain(node), (word, where, text)
