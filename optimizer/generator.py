@@ -25,6 +25,7 @@ be read, non-finite numbers, unknown operators, units or semantics.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from typing import Any, TypeVar
@@ -138,8 +139,7 @@ class Generator:
         self.pretty = pretty
 
     def generate(self, node: ast.Node) -> str:
-        name = re.sub(r"(?<!^)(?=[A-Z])", "_", type(node).__name__).lower()
-        method = getattr(self, f"{name}_text", None)
+        method = getattr(self, _method_name(type(node)), None)
         if method is None:
             raise GenerateError(f"cannot write a {type(node).__name__} node")
         return method(node)
@@ -302,6 +302,12 @@ class Generator:
         if node.slide is not None:
             text += f" SLIDE {self.duration_text(node.slide)}"
         return text
+
+
+@functools.cache
+def _method_name(cls: type) -> str:
+    """``BinOp`` -> ``bin_op_text``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower() + "_text"
 
 
 def _precedence(node: ast.Expr) -> int:

@@ -410,7 +410,7 @@ class Adapter:
     description: str
     source: str  # where users download the files
     options: tuple[str, ...]
-    read: ChunkReader = field(compare=False, repr=False, default=None)  # type: ignore[assignment]
+    read: ChunkReader = field(compare=False, repr=False)
     prepare: Callable[[dict[str, Any]], str] | None = field(compare=False, repr=False, default=None)
 
     def output_stream(self, opts: dict[str, Any]) -> str:
