@@ -304,7 +304,7 @@ def parquet_chunks(path: Path, report: AdaptReport, wanted: list[str], batch_row
 class Reasons:
     """The first reason each source row of a chunk fails, if any."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int) -> None:
         self.bad = np.zeros(n, bool)
         self.reason = np.full(n, None, dtype=object)
 

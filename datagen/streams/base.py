@@ -28,6 +28,7 @@ US = 1_000_000
 
 
 def text_tag(text: str) -> int:
+    """A stable integer for a text key of a random generator (CRC-32)."""
     return zlib.crc32(text.encode())
 
 
@@ -129,7 +130,7 @@ class TypeChain:
     ``B`` at least a minimum, reported in the error.
     """
 
-    def __init__(self, names: list[str], weights: np.ndarray, burst: float):
+    def __init__(self, names: list[str], weights: np.ndarray, burst: float) -> None:
         if not burst >= 1.0 or not math.isfinite(burst):
             raise ValueError(f"burst (mean burst length) must be >= 1, got {burst!r}")
         p = np.asarray(weights, dtype=np.float64)
@@ -241,7 +242,7 @@ class TypeChain:
 class Clock:
     """Poisson arrivals at ``rate`` per second from ``start_us`` (first event exactly at start)."""
 
-    def __init__(self, start_us: int, rate: float):
+    def __init__(self, start_us: int, rate: float) -> None:
         if not rate > 0 or not math.isfinite(rate):
             raise ValueError(f"rate_per_second must be > 0, got {rate!r}")
         self.start_us = start_us
@@ -280,7 +281,7 @@ class Context:
 class Model:
     """Fills the attributes of one segment of events whose types and times are given."""
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
     def segment(self, codes: np.ndarray, ts: np.ndarray, offset: int, rng: np.random.Generator) -> dict[str, Col]:
@@ -310,6 +311,7 @@ class StreamSpec:
     model: Callable[[Context], Model] = Model
 
     def schema(self) -> dict[str, Any]:
+        """The bundled stream schema of this stream."""
         from trendlake.schemas import load_stream_schema
 
         return load_stream_schema(self.name)

@@ -25,7 +25,7 @@ BUS_OPERATORS = ["D1", "D2", "D3", "D4", "D5", "SL", "HN", "PO", "CD", "RD"]
 class _Bus(Model):
     """Buses driving their line back and forth; delay drifts within a journey."""
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         p = ctx.params
         self.n = int(p["vehicles"])

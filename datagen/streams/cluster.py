@@ -9,7 +9,7 @@ from trendlake.datagen.streams.base import Col, Context, Model, StreamSpec, roun
 class _Cluster(Model):
     """GRETA Table 13.1: job and mapper ids uniform 0-10, CPU and memory uniform 0-1k, load Poisson(100)."""
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         p = ctx.params
         self.max_job, self.max_mapper = int(p["max_job"]), int(p["max_mapper"])

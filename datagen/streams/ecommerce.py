@@ -21,7 +21,7 @@ SHOP_CATEGORIES = ["electronics", "books", "home", "toys", "fashion", "sports", 
 class _Ecommerce(Model):
     """Customers browsing a few items per session (Sharon: 50 items, 20 customers)."""
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         p = ctx.params
         self.customers, self.items = int(p["customers"]), int(p["items"])

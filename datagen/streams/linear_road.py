@@ -19,7 +19,7 @@ class _LinearRoad(Model):
 
     LENGTH_FT = 100 * 5280
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         p = ctx.params
         self.n = int(p["vehicles"])

@@ -57,7 +57,7 @@ class _Rides(Model):
         ("Payment", "pay", (FATE_DONE,)),
     )
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         p = ctx.params
         self.drivers = int(p["drivers"])

@@ -9,7 +9,7 @@ from trendlake.datagen.streams.base import US, Col, Context, Model, StreamSpec, 
 class _SmartHome(Model):
     """Plugs of households of houses (DEBS 2014): noisy load around a per-plug level, monotone work."""
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         p = ctx.params
         self.houses, self.households, self.plugs = int(p["houses"]), int(p["households"]), int(p["plugs"])

@@ -32,7 +32,7 @@ def _ticker(i: int) -> str:
 class _Stocks(Model):
     """Per-company geometric random walks: consecutive prices of a company rise about half the time."""
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         p = ctx.params
         self.n = int(p["companies"])

@@ -71,7 +71,7 @@ def _jsonl_bytes(table: pa.Table) -> bytes:
 class _Writer:
     """One output file in one format; tables are appended in order."""
 
-    def __init__(self, path: Path, fmt: str, schema: pa.Schema):
+    def __init__(self, path: Path, fmt: str, schema: pa.Schema) -> None:
         self.path, self.fmt, self.schema = path, fmt, schema
         self.tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         self.rows = 0
