@@ -22,7 +22,7 @@ models):
   per-company random-walk prices for ``stocks``, vehicles on a road for
   ``linear_road``, plugs for ``smart_home`` and so on.
 * **Determinism.** Events are made in fixed internal segments of
-  ``SEGMENT_EVENTS`` events, each with its own random generator derived from
+  ``base.SEGMENT_EVENTS`` events, each with its own random generator derived from
   (seed, stream, segment number); ``chunk_size`` only re-slices the output, so
   the same seed and parameters give the same events at any chunk size and the
   same bytes in a file.
@@ -34,7 +34,7 @@ registry ``STREAMS`` (``registry``), generation (``core``), ``measure``,
 ``writer`` and the ``trendlake generate`` command (``cli``).
 """
 
-from trendlake.datagen.streams.base import SEGMENT_EVENTS, StreamSpec
+from trendlake.datagen.streams.base import StreamSpec
 from trendlake.datagen.streams.cli import add_parser
 from trendlake.datagen.streams.core import ARROW_TYPES, arrow_schema, generate
 from trendlake.datagen.streams.measure import Measure, measure
@@ -44,7 +44,6 @@ from trendlake.datagen.streams.writer import FORMATS, SUFFIX_FORMATS, write_even
 __all__ = [
     "ARROW_TYPES",
     "FORMATS",
-    "SEGMENT_EVENTS",
     "STREAMS",
     "SUFFIX_FORMATS",
     "Measure",
