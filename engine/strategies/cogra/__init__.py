@@ -109,11 +109,11 @@ in one call (``_run_kernel`` with a partition id per event).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from trendlake.engine.events import Event
+from trendlake.engine.columns import Columns, Event, Types, as_column, events_from_columns
 from trendlake.engine.query import ANY, CompiledQuery, Unsupported
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.coarse import Coarse
@@ -121,14 +121,20 @@ from trendlake.engine.strategies.cogra.kernel import run_kernel
 from trendlake.engine.strategies.cogra.layout import Layout
 from trendlake.engine.strategies.cogra.pattern import run_pattern
 from trendlake.engine.strategies.cogra.prepare import (
-    Types,
-    as_column,
-    events_from_columns,
     prepare_columns,
     prepare_events,
+    prepared_from_masks,
 )
 
-__all__ = ["granularity_of", "run", "run_columns", "run_table"]
+__all__ = [
+    "columnar",
+    "granularity_of",
+    "run",
+    "run_columns",
+    "run_partitions",
+    "run_table",
+    "supports",
+]
 
 # below this many events, the kernel's fixed numpy cost (~0.1 ms) exceeds the per-group
 # interpreter's whole run; such partitions use the interpreter (same type-grained state)
@@ -139,23 +145,54 @@ SMALL_PARTITION = 16
 # entry points
 
 
+def supports(query: CompiledQuery) -> str | None:
+    """None when COGRA evaluates ``query``, else why not: next-match and contiguous queries
+    with adjacent predicates or negation are event-grained, not pattern-grained."""
+    if query.semantics == ANY or not (query.has_adjacent or query.negations):
+        return None
+    return (
+        f"query {query.name}: {query.semantics} with "
+        + ("adjacent predicates" if query.has_adjacent else "negation")
+        + " is event-grained (the last event's attributes or the negation matches after it"
+        " decide which event may follow), not pattern-grained; use greta"
+    )
+
+
 def granularity_of(query: CompiledQuery) -> str:
     """How COGRA evaluates ``query``: ``type`` (kernel), ``type+negation``, ``mixed`` or
     ``pattern``; raises Unsupported for event-grained next-match / contiguous queries."""
+    reason = supports(query)
+    if reason is not None:
+        raise Unsupported(reason)
     if query.semantics == ANY:
         if query.has_adjacent:
             return "mixed"
         if query.negations or not Layout.of(query).ok:
             return "type+negation" if query.negations else "mixed"
         return "type"
-    if query.has_adjacent or query.negations:
-        raise Unsupported(
-            f"query {query.name}: {query.semantics} with "
-            + ("adjacent predicates" if query.has_adjacent else "negation")
-            + " is event-grained (the last event's attributes or the negation matches after it"
-            " decide which event may follow), not pattern-grained; use greta"
-        )
     return "pattern"
+
+
+def columnar(query: CompiledQuery) -> bool:
+    """Whether ``query`` runs on the kernel over many partitions at once (type-grained,
+    no negation): ``run_partitions``."""
+    return supports(query) is None and granularity_of(query) == "type"
+
+
+def run_partitions(
+    query: CompiledQuery,
+    masks: dict[str, np.ndarray],
+    idx: np.ndarray,
+    ts: np.ndarray,
+    attrs: Mapping[str, Any],
+    kid: np.ndarray,
+) -> dict[tuple[int, int], WindowResult]:
+    """Results per (partition id, window index) of a ``columnar`` query over the events
+    ``idx`` of many partitions: ``masks`` per variable over all rows, ``kid`` the
+    non-decreasing partition id of each kept event."""
+    layout = Layout.of(query)
+    prep = prepared_from_masks(query, layout, [masks[v] for v in layout.vars], idx, ts, attrs)
+    return run_kernel(query, layout, prep, kid)
 
 
 def run(query: CompiledQuery, events: list[Event]) -> dict[int, WindowResult]:
@@ -217,9 +254,7 @@ def run_table(
 ) -> dict[int, WindowResult]:
     """:func:`run_columns` over a pyarrow Table with ``type``, ``ts`` (µs integers or an
     Arrow timestamp) and attribute columns (one partition)."""
-    from trendlake.engine.table import _Columns
-
-    cols = _Columns(table)
+    cols = Columns(table)
     attrs = {name: cols.array(name) for name in cols.attr_names}
     return run_columns(
         query, cols.type_codes, cols.ts, attrs, type_names=cols.type_names, spec=spec

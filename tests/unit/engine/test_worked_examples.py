@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from trendlake.engine.events import make_events
 from trendlake.engine.strategies import cogra, greta, reference
 
 from tests.unit.engine.handplans import SECOND, fig_2_3_query, plan_of, query_spec
@@ -150,5 +149,5 @@ def test_aliases_are_separate_paths(run: Any) -> None:
 @pytest.mark.parametrize("strategy", sorted(engine.STRATEGIES))
 def test_registered_strategy_evaluates_plans(strategy: str) -> None:
     rows = [{"type": n[0].upper(), "ts": int(n[1:])} for n in FIG_2_3.split()]
-    got = engine.evaluate(plan_of(fig_2_3_query()), make_events(rows), strategy=strategy)
+    got = engine.evaluate(plan_of(fig_2_3_query()), engine.table_from_rows(rows), strategy=strategy)
     assert [r["COUNT(*)"] for r in got] == [43]
