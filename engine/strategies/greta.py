@@ -1,63 +1,11 @@
 """GRETA: event-grained trend aggregation over the GRETA graph, for every query.
 
-This is the general strategy of the engine: it evaluates every query the plan
-format can express and produces exactly the results of the two-step reference
-(``engine.reference``, DESIGN §5). It follows the GRETA approach of the
-dissertation (chapters 10-13) and its event-grained baseline for the other
-semantics (chapter 16):
-
-* **GRETA graph** (Def. 11.1, Algorithm 6): a vertex is a pair (event,
-  variable) -- an event that matches a variable of the template (its type and
-  local predicates, the "vertex predicates" of §11.3). An event matching
-  several aliases of its type gives several vertices, each a separate path,
-  as in the reference. Edges are never stored: a new vertex sums the
-  intermediate aggregates of its predecessor vertices (edges = template
-  transitions whose adjacent predicates hold, the "edge predicates" of §11.3)
-  and is then itself a predecessor for later events. START vertices add one
-  new trend; END vertices add their aggregates to the final result.
-* **Intermediate aggregates** (Theorem 11.2 for COUNT(*), Theorem 12.1 for
-  COUNT(E), SUM, MIN, MAX; AVG = SUM / COUNT(E) at finalization) are kept
-  per window a vertex falls into (§11.3, "sub-graph sharing" with a window
-  identifier per aggregate): the predicate evaluation and the predecessor
-  search of an event happen once, only the per-window additions repeat.
-  A vertex whose windows all ended, or that can no longer connect to any
-  future event, is dropped.
-* **Negation** (Def. 11.2-11.3, invalidation and pruning of §11.2): each
-  negative sub-pattern keeps, per prefix of its sequence, the latest start
-  time of a match of that prefix seen so far. Before the events of a time
-  stamp t are processed this gives ``L(t)``, the latest start of a complete
-  match lying entirely before t. A transition carrying the negation is
-  invalid from a vertex at time s to an event at t iff ``L(t) > s``; since
-  ``L`` only grows, invalidated vertices form a time prefix that is pruned
-  once every transition that needs them is invalid (invalid event pruning).
-  A leading ``NOT`` (``start_negations``) blocks a START vertex at t in the
-  windows starting at or before ``L(t)``. A trailing ``NOT``
-  (``end_negations``) uses the symmetric quantity ``C(t)``, the earliest end
-  of a match lying entirely after t, computed by one backward pass over the
-  partition: an END vertex at t counts in the windows ending after ``C(t)``.
-* **Skip-till-next-match** (Def. 2.3 / 2.7, SASE; DESIGN §5): a vertex
-  connects only to the events at the earliest time stamp at which any event
-  may follow it under skip-till-any-match (over all transitions from its
-  variable, with local and adjacent predicates and negations). So a vertex is
-  *open* until a time stamp offers it a follower; it connects to all
-  followers at that time stamp and is then closed and dropped (ch. 16.1:
-  "only the last matched event may connect to a new event").
-* **Contiguous** (Def. 2.4 / 2.7): next-match trends with no other event of the
-  partition strictly between their first and last event. Hence predecessors
-  are only the vertices of the immediately preceding time stamp of the
-  partition (ch. 16.1: an unmatched event discards the graph), and a vertex
-  whose time stamp holds other partition events may only *start* the trends
-  it passes on (a middle event must be the only event at its time stamp).
-
-Events with equal time stamps are never adjacent: each time-stamp group is
-processed against the state from before it (the time-based transactions of
-§11.4). Counts are exact Python ints saturated by ``engine.results.sat``;
-sums use ``scale`` and saturate to NaN beyond ``SUM_BOUND`` (see below).
-
-Speed: a transition without adjacent predicates and negations under
-skip-till-any-match has as predecessors *all* earlier vertices of its source
-variable, so their aggregates are kept as one running total per variable and
-window (the per-type sub-graph sum) instead of being summed vertex by vertex.
+The engine's general strategy (dissertation ch. 10-13, and the event-grained
+baseline of ch. 16 for skip-till-next-match and contiguous): a vertex per
+(event, matched variable), per-window intermediate aggregates summed from
+predecessor vertices, negation by invalidation (``engine.negation``), running
+totals per variable where a transition has no adjacent predicate or negation.
+Design notes: docs/engine.md, "GRETA".
 """
 
 from __future__ import annotations

@@ -1,110 +1,14 @@
 """COGRA: coarse-grained trend aggregation (dissertation ch. 14-19, Table 14.1).
 
-COGRA computes exactly what the two-step reference computes (DESIGN §5,
-``engine.reference``) but keeps intermediate aggregates at the coarsest
-granularity the query allows, chosen from the query's semantics and
-predicates the way the optimizer's granularity selector does (Table 14.1):
-
-* **type-grained** (skip-till-any-match, no adjacent predicates, §15.1,
-  Theorem 15.1, Table 18.1): one aggregate per (variable, window) -- the sum of
-  the intermediate aggregates of all events matched to that variable so far.
-  An event matched to variable V creates trends ``start(V) + sum of the
-  aggregates of V's predecessor variables`` and folds them into V's aggregate;
-  events are discarded afterwards. COUNT(E), SUM, MIN, MAX follow Table 18.1;
-  AVG = SUM / COUNT(E) at finalization. A type occurring under several aliases
-  and nested Kleene are just more variables and template transitions.
-  Without negation this runs on a compiled *kernel* (below); with negation it
-  runs on the coarse interpreter (see "negation").
-* **mixed-grained** (skip-till-any-match with adjacent predicates, §15.2,
-  Theorem 15.3, Algorithm 8): a variable whose outgoing transition carries an
-  adjacent predicate keeps its events (each with its per-window aggregate), so
-  the predicate can be evaluated against a new event; every other variable
-  keeps one type-grained aggregate per window. A transition without adjacent
-  predicate reads the type-grained aggregate even when its source variable
-  also keeps events for another transition.
-* **pattern-grained** (skip-till-next-match and contiguous without adjacent
-  predicates and negation, §16.2): which event may follow a trend's last event
-  then depends only on the last event's variable, so all *open* trend ends of a
-  variable share their fate: they are all extended by, and closed at, the first
-  later time stamp holding an event of a successor variable (next-match), or
-  they live exactly one time stamp (contiguous). One aggregate per (variable,
-  window) is kept for the open ends. Algorithm 9 keeps a single "last event",
-  which undercounts patterns like ``SEQ(A, B+, C)`` over ``a1 a2 b3 c4`` (it
-  gives 1); DESIGN §5 fixes the definition (2 trends), which per-variable open
-  aggregates reproduce. Next-match and contiguous queries *with* adjacent
-  predicates or negation are event-grained (the optimizer marks them
-  ``event``): ``run`` raises :class:`~engine.query.Unsupported` so ``auto``
-  uses GRETA.
-
-**Negation** (skip-till-any-match). A transition ``P1 -> P2`` carrying ``NOT N``
-may only connect a P1 event at time s to a P2 event at t if no match of N lies
-strictly between; with ``L(t)`` the latest start of a complete match of N
-before t (GRETA's invalidation state, ``engine.greta._Negation``), the valid
-P1 events are those with ``ts >= L(t)``. Type-grained, COGRA keeps for such a
-transition, per prefix j of N's sequence, the aggregate of the P1 events at or
-after the latest start of a match of that prefix ("since" aggregates): when a
-new match of the prefix starts at t, the aggregate restarts from the events of
-time t; when prefix j inherits prefix j-1's start, it inherits its aggregate.
-So a negated transition costs m aggregates per window (m = length of N), never
-a list of events. Leading and trailing NOTs depend on the window only
-(``start_negations`` block the +1 of a START event in the windows starting at
-or before ``L(t)``; ``end_negations`` drop an END event's trends from the
-windows ending after the earliest end ``C(t)`` of a match after it, computed by
-one backward pass), exactly as in GRETA.
-
-**Windows.** Windows ``[k*slide, k*slide + within)`` are handled per window
-start: every open window has its own type-grained state; a window's state
-starts at zero at the first pane holding an event of a START variable (before
-that every aggregate of the window stays zero, so panes without a START event
-skip windows still at zero, and panes after every open window closed are not
-visited) and its result is read off when it closes. The stream is cut into *panes* at every window start and end.
-Everything per event (type and predicate matching, burst detection, attribute
-statistics) happens once; only the arithmetic of a step repeats for each of
-the ``ceil(within / slide)`` open windows, pane by pane as a block (the kernel
-never looks up window membership per event) -- the same per-window additions
-GRETA repeats, but per burst instead of per event.
-
-**Kernel** (type-grained, no negation). The partition becomes columns: for
-each event the variable it matches (local predicates evaluated vectorized with
-numpy when the plan's expressions are available, see :func:`run_columns`),
-its time stamp and the attributes the aggregates need. Consecutive events of
-the same variable (a *burst*) are collapsed, vectorized, into one step whose
-effect has a closed form. For a variable V with a self-loop, constant
-predecessor sum s (START adds 1) and k events at distinct time stamps, with
-``u = count(V) + s``::
-
-    count(V)    <- u * 2^k - s
-    count_E(V)  <- (count_E(V) + s_E) * 2^k - s_E  [+ k * 2^(k-1) * u   if V = E]
-    sum(V)      <- (sum(V) + s_sum) * 2^k - s_sum  [+ 2^(k-1) * u * sum(a)  if V = E]
-    min(V)      <- min(min(V), s_min, min(a) if V = E)      (if u != 0)
-
-and without a self-loop the k events are independent (``count(V) += k*s``,
-...), equal time stamps included. Events sharing a time stamp with events of
-another variable (or matching several aliases, or a self-loop variable twice)
-form a *group step* evaluated from the state before the group, because events
-with equal time stamps are never adjacent. The per-step code is generated
-once per query (straight-line Python specialised to its template), so a step
-costs a handful of integer operations whatever its length. Bursts longer
-than 120 events are cut so that 2^k stays below 2^120.
-
-The interpreters. Type-grained queries with negation and mixed-grained queries
-run on a per-time-stamp-group interpreter (``_Coarse``) over per-window
-aggregates (GRETA's intermediate-aggregate algebra, ``engine.greta._Algebra``);
-pattern-grained queries on ``_run_pattern``. Type-grained partitions of fewer
-than ``SMALL_PARTITION`` events also use ``_Coarse``: there the kernel's fixed
-numpy cost would dominate.
-
-**Exactness.** Counts are Python ints; a count above ``CAP`` saturates to NaN
-(``engine.results.sat``, sticky), sums beyond ``CAP**2`` likewise (as in
-GRETA), and ``0 * overflow`` stays 0. A window whose state saturated
-completely (every value NaN, no MIN/MAX) cannot change any more; the kernel
-skips the rest of its events (``SKIP_SATURATED``).
-
-Entry points: :func:`run` (one time-ordered partition of ``Event`` objects,
-the engine's strategy interface) and :func:`run_columns` / :func:`run_table`
-(columnar input: numpy arrays or a pyarrow Table), which avoid building one
-Python object per event. ``engine.table`` runs the kernel over many partitions
-in one call (``_run_kernel`` with a partition id per event).
+Computes exactly what the two-step reference computes, keeping intermediate
+aggregates at the coarsest granularity the query allows: type-grained
+(one aggregate per variable and window; without negation on the compiled
+kernel, ``kernel.py``), mixed-grained and type-grained with negation (the
+per-time-stamp interpreter, ``coarse.py``), pattern-grained for next-match and
+contiguous queries without adjacent predicates or negation (``pattern.py``).
+Event-grained queries are not supported (``supports`` says why). The closed
+forms, the "since" aggregates of negation and the pane handling are described
+in docs/engine.md, "COGRA".
 """
 
 from __future__ import annotations
