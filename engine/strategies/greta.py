@@ -18,7 +18,7 @@ from trendlake.engine.columns import Event
 from trendlake.engine.negation import Negations, max_bound
 from trendlake.engine.query import ANY, CONTIGUOUS, NEXT, CompiledQuery, Transition
 from trendlake.engine.results import WindowResult
-from trendlake.engine.timeline import time_groups
+from trendlake.engine.timeline import time_groups, window_range
 from trendlake.engine.vertices import VarList, Vertex
 
 __all__ = ["run", "supports"]
@@ -78,9 +78,8 @@ class _Greta:
         predecessors = q.predecessors
 
         for gi, (t, group) in enumerate(groups):
-            kmin = (t - within) // slide + 1
-            kmax = t // slide
-            windows = range(kmin, kmax + 1)
+            windows = window_range(t, within, slide)
+            kmin, kmax = windows.start, windows.stop - 1
             latest = negs.latest()
             bounds = {
                 key: max_bound([latest[n] for n in ids]) for key, ids in tr_negs.items() if ids

@@ -10,7 +10,7 @@ from trendlake.engine.columns import Event
 from trendlake.engine.negation import Negations, max_bound
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
-from trendlake.engine.timeline import time_groups
+from trendlake.engine.timeline import time_groups, window_range
 from trendlake.engine.vertices import VarList, Vertex
 
 
@@ -83,9 +83,8 @@ class Coarse:
         kinds = self.kind
 
         for gi, (t, group) in enumerate(groups):
-            kmin = (t - within) // slide + 1
-            kmax = t // slide
-            windows = range(kmin, kmax + 1)
+            windows = window_range(t, within, slide)
+            kmin, kmax = windows.start, windows.stop - 1
             latest = negs.latest()
             start_bound = negs.start_bound(latest)
             end_bound = negs.end_bound(gi)

@@ -7,7 +7,7 @@ from trendlake.engine.aggregates import Aggs, Algebra, merge_aggs, results_of
 from trendlake.engine.columns import Event
 from trendlake.engine.query import CONTIGUOUS, CompiledQuery
 from trendlake.engine.results import WindowResult
-from trendlake.engine.timeline import time_groups
+from trendlake.engine.timeline import time_groups, window_range
 
 
 def run_pattern(query: CompiledQuery, events: list[Event]) -> dict[int, WindowResult]:
@@ -25,9 +25,8 @@ def run_pattern(query: CompiledQuery, events: list[Event]) -> dict[int, WindowRe
         return True
 
     for t, group in time_groups(events):
-        kmin = (t - within) // slide + 1
-        kmax = t // slide
-        windows = range(kmin, kmax + 1)
+        windows = window_range(t, within, slide)
+        kmin = windows.start
         for aggs in open_.values():
             for k in [k for k in aggs if k < kmin]:
                 del aggs[k]

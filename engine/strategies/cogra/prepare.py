@@ -142,4 +142,3 @@ def prepared_from_masks(
     return Prepared(ts[idx], code, multi, cols)
 
 
-
