@@ -10,9 +10,10 @@ docs/engine.md, "Negation".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from trendlake.engine.query import CompiledQuery
+from trendlake.engine.query import CompiledQuery, Transition
 
 __all__ = ["Negation", "Negations", "earliest_ends", "max_bound"]
 
@@ -100,6 +101,19 @@ class Negations:
             return None
         present = [c[gi] for c in self.ends_after if c[gi] is not None]
         return min(present) if present else None
+
+    def blocked_before(
+        self, transitions: Sequence[Transition], latest: dict[int, int | None]
+    ) -> int | None:
+        """Kept vertices before this time are needed by none of ``transitions`` (the
+        outgoing transitions that read kept vertices): each carries a negation with a
+        match after them. None when some transition has no negation or no match yet."""
+        if not transitions or not all(t.negations for t in transitions):
+            return None
+        bounds = [max_bound([latest[n] for n in t.negations]) for t in transitions]
+        if None in bounds:
+            return None
+        return min(b for b in bounds if b is not None)
 
     def advance(self, t: int, group: list[Any]) -> dict[int, list[int]]:
         """Take the group at ``t`` into account (after its vertices were built): per

@@ -93,12 +93,7 @@ class _Greta:
             # prune: expired windows and invalidated vertices
             if semantics == ANY:
                 for v, vl in lists.items():
-                    trs = list_trs[v]
-                    blocked: int | None = None
-                    if trs and all(t_.negations for t_ in trs):
-                        bs = [bounds.get((t_.src, t_.dst)) for t_ in trs]
-                        blocked = None if None in bs else min(b for b in bs if b is not None)
-                    vl.prune(kmin, blocked)
+                    vl.prune(kmin, negs.blocked_before(list_trs[v], latest))
                 for tot in totals.values():
                     for k in [k for k in tot if k < kmin]:
                         del tot[k]

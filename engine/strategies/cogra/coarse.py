@@ -103,12 +103,7 @@ class Coarse:
                         for k in [k for k in aggs if k < kmin]:
                             del aggs[k]
             for v, vl in lists.items():
-                trs = list_trs[v]
-                blocked: int | None = None
-                if trs and all(t_.negations for t_ in trs):
-                    bs = [max_bound([latest[n] for n in t_.negations]) for t_ in trs]
-                    blocked = None if None in bs else min(b for b in bs if b is not None)
-                vl.prune(kmin, blocked)
+                vl.prune(kmin, negs.blocked_before(list_trs[v], latest))
 
             new: list[Vertex] = []
             for e in group:
