@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-STRATEGY_CHOICES = ("auto", "greta", "cogra", "twostep")  # cogra only where engine.cogra is installed
+STRATEGY_CHOICES = ("auto", "greta", "cogra", "twostep")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -98,8 +98,9 @@ def run_eval(args: argparse.Namespace) -> int:
 
             schema = load_stream_schema(args.stream)
         events = read_event_file(args.events, schema)
+        table = engine.table_from_events(events, str(args.events))
         started = time.perf_counter()
-        rows = engine.evaluate(loaded, events, strategy=args.strategy, queries=args.query)
+        rows = engine.evaluate(loaded, table, strategy=args.strategy, queries=args.query)
         elapsed = time.perf_counter() - started
     except optimizer.WorkloadError as err:
         return _fail(f"invalid workload, nothing evaluated:\n{err}")

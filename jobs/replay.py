@@ -100,7 +100,7 @@ def evaluate_table(
     """Partial (unfinalized) results of the events of some partitions (an Arrow table),
     windows ending in ``(start, end]``, as generic rows.
 
-    The queries go through ``engine.evaluate_table_partials`` as one set, so a
+    The queries go through ``engine.evaluate_partials`` as one set, so a
     plan that shares work among queries of the same partition key is executed
     as planned. Several partitions (equivalence values) may belong to one
     group, and they may be evaluated in different tasks, so executors ship
@@ -108,11 +108,12 @@ def evaluate_table(
     before finalizing.
     """
     from trendlake.engine.results import to_state
-    from trendlake.engine.table import evaluate_table_partials
+
+    from trendlake import engine
 
     plan = compiled_plan(plan_raw)
     out = []
-    partials = evaluate_table_partials(plan, table, queries=query_names, sorted_by=sorted_by)
+    partials = engine.evaluate_partials(plan, table, queries=query_names, sorted_by=sorted_by)
     for name, by_window in partials.items():
         query = plan.queries[name]
         for (group, k), state in by_window.items():
@@ -161,7 +162,7 @@ def evaluate_sorted_batches(
     """
     import numpy as np
     import pyarrow as pa
-    from trendlake.engine.table import key_runs
+    from trendlake.engine.timeline import key_runs
 
     schema = _generic_arrow_schema()
 

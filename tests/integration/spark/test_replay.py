@@ -44,7 +44,7 @@ def result_rows(lake: Path, query: str, version: int | None = None) -> list[dict
 
 def expected_rows(events_file: Path, plan: dict) -> dict[str, list[dict]]:
     """`trendlake eval` semantics on the raw file, restricted to windows ending in (FROM, TO]."""
-    rows = engine.evaluate(plan, engine.read_events(events_file))
+    rows = engine.evaluate(plan, engine.table_from_events(engine.read_events(events_file)))
     by_query: dict[str, list[dict]] = {q["name"]: [] for q in plan["queries"]}
     for row in rows:
         if FROM_US < row["window_end"] <= TO_US:
