@@ -29,7 +29,6 @@ from trendlake.jobs.errors import JobError
 log = logging.getLogger("trendlake.replay")
 
 GENERIC_SCHEMA = "query string, group_json string, window_start long, window_end long, state_json string"
-SAFE_PUSHDOWN_OPS = {"+", "-", "*", "neg", "=", "!=", "<", "<=", ">", ">=", "in"}
 
 
 class ReplayError(JobError):
@@ -194,70 +193,6 @@ def evaluate_sorted_batches(
             yield out
 
 
-def spark_column(expr: dict[str, Any]) -> Any:
-    """A Spark Column for a plan expression, or None when it is not safe to push down."""
-    from pyspark.sql import functions as F
-
-    if "lit" in expr:
-        return F.lit(expr["lit"])
-    if "attr" in expr:
-        return None if expr.get("next") else F.col(expr["attr"])
-    op = expr["op"]
-    if op not in SAFE_PUSHDOWN_OPS:
-        return None
-    args = [spark_column(a) for a in expr.get("args", [])]
-    if any(a is None for a in args):
-        return None
-    if op == "neg":
-        return -args[0]
-    if op == "in":
-        return args[0].isin(list(expr["values"]))
-    left, right = args
-    return {
-        "+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
-        "=": lambda: left == right, "!=": lambda: left != right, "<": lambda: left < right,
-        "<=": lambda: left <= right, ">": lambda: left > right, ">=": lambda: left >= right,
-    }[op]()
-
-
-def pushdown_filter(plan_raw: dict[str, Any], columns: set[str], queries: list[str] | None = None) -> Any:
-    """A Spark condition keeping every event some query (of ``queries``; default all)
-    may use (None: keep all).
-
-    Contiguous queries see every event of their partition, so a set with one
-    pushes down nothing. Otherwise an event is kept when it may match some
-    variable: its type, required attributes present and the local predicates
-    that can be expressed safely in Spark (others are left to the engine).
-    """
-    from functools import reduce
-
-    from pyspark.sql import functions as F
-    from trendlake.engine.expr import attributes
-
-    chosen = [q for q in plan_raw["queries"] if queries is None or q["name"] in queries]
-    if any(q["semantics"] == "contiguous" for q in chosen):
-        return None
-    options = []
-    for q in chosen:
-        required = q.get("required_attributes", {})
-        for var in q["variables"]:
-            cond = F.col("type") == F.lit(var["type"])
-            for attr in required.get(var["name"], []):
-                if attr not in columns:
-                    cond = F.lit(False)
-                    break
-                cond = cond & F.col(attr).isNotNull()
-            for expr in q.get("local_predicates", {}).get(var["name"], []):
-                attrs = attributes(expr)
-                col = spark_column(expr) if attrs <= columns else None
-                if col is not None:
-                    cond = cond & col
-            options.append(cond)
-    if not options:
-        return F.lit(False)
-    return reduce(lambda a, b: a | b, options)
-
-
 @dataclass
 class KeyedInput:
     """The events one partition key's queries need, ready for ``mapInArrow``."""
@@ -279,6 +214,7 @@ def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], lo: int, hi: int) -> lis
     """
     from pyspark.sql import functions as F
     from trendlake.engine.table import referenced_attributes
+    from trendlake.jobs.spark_expr import pushdown_filter
 
     columns = set(bronze.columns)
     window = bronze.where(
@@ -291,7 +227,7 @@ def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], lo: int, hi: int) -> lis
     out = []
     for keys, names in by_key.items():
         part = window
-        cond = pushdown_filter(plan_raw, columns, names)
+        cond = pushdown_filter(plan_raw, bronze.dtypes, names)
         if cond is not None:
             part = part.where(cond)
         for k in keys:
