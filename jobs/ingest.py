@@ -318,6 +318,7 @@ def parquet_for_spark(path: Path, work: Path) -> tuple[Path, str | None]:
         [f.with_type(pa.timestamp("us", f.type.tz)) if f.name in nanos else f for f in schema], metadata=schema.metadata
     )
     lost = 0
+    work.mkdir(parents=True, exist_ok=True)
     out = work / path.name
     try:
         with pq.ParquetWriter(out, target) as writer:
@@ -648,7 +649,6 @@ def ingest(
 def _prepare(item: _Todo, work: Path) -> tuple[Path, str | None]:
     """The path Spark reads for ``item`` and a note for the report (FileRefused when unreadable)."""
     if item.format == "parquet":
-        work.mkdir(parents=True, exist_ok=True)
         return parquet_for_spark(item.path, work)
     long_lines = item.scanned.long_lines
     if item.format == "csv":
