@@ -239,15 +239,19 @@ def landing_files(landing_dir: str | Path) -> list[Path]:
 
 @dataclass
 class Scanned:
-    """One landing file read once: its checksum, newline count and over-long lines."""
+    """One landing file read once: its checksum, line terminators and over-long lines.
+
+    Lines end like Spark's text reader ends them (Hadoop's line reader): at
+    ``\\n``, ``\\r\\n`` or a lone ``\\r``.
+    """
 
     checksum: str
-    newlines: int
-    long_lines: list[tuple[int, int, int]]  # (1-based line, byte offset, length without the newline)
+    newlines: int  # line terminators; the file has at most newlines + 1 lines
+    long_lines: list[tuple[int, int, int]]  # (1-based line, byte offset, length without the terminator)
 
 
 def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
-    """SHA-256, newlines and lines longer than ``line_limit`` bytes of a regular file (never through a link)."""
+    """SHA-256, line terminators and lines longer than ``line_limit`` bytes of a regular file (never through a link)."""
     import numpy as np
 
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -257,30 +261,50 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
         raise FileRefused(f"cannot open: {err.strerror}") from None
     digest = hashlib.sha256()
     newlines, run, offset, long_lines = 0, 0, 0, []
+
+    def lines_of(buf: bytes) -> None:
+        nonlocal newlines, run, offset
+        data = np.frombuffer(buf, np.uint8)
+        lf, cr = data == 10, data == 13
+        lf_next = np.zeros_like(lf)
+        lf_next[:-1] = lf[1:]
+        ends = np.flatnonzero(lf | (cr & ~lf_next))  # the terminator's last byte
+        if len(ends):
+            lengths = np.diff(ends, prepend=-1) - 1
+            lengths[0] += run
+            widths = lengths - (cr[ends - 1] & lf[ends] & (ends > 0))  # without the \r of \r\n
+            for i in np.flatnonzero(widths > line_limit):
+                start = offset + int(ends[i]) - int(lengths[i])
+                long_lines.append((newlines + int(i) + 1, start, int(widths[i])))
+            newlines += len(ends)
+            run = len(buf) - int(ends[-1]) - 1
+        else:
+            run += len(buf)
+        offset += len(buf)
+
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise FileRefused("not a regular file")
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
+        carry = b""
+        while True:
+            chunk = fh.read(1 << 22)
             digest.update(chunk)
-            ends = np.flatnonzero(np.frombuffer(chunk, np.uint8) == 10)
-            if len(ends):
-                lengths = np.diff(ends, prepend=-1) - 1
-                lengths[0] += run
-                for i in np.flatnonzero(lengths > line_limit):
-                    end = offset + int(ends[i])
-                    long_lines.append((newlines + int(i) + 1, end - int(lengths[i]), int(lengths[i])))
-                newlines += len(ends)
-                run = len(chunk) - int(ends[-1]) - 1
-            else:
-                run += len(chunk)
-            offset += len(chunk)
+            buf, carry = carry + chunk, b""
+            if chunk and buf.endswith(b"\r"):  # a \r\n may straddle two chunks
+                buf, carry = buf[:-1], b"\r"
+            if buf:
+                lines_of(buf)
+            if not chunk:
+                break
     if run > line_limit:
         long_lines.append((newlines + 1, offset - run, run))
     return Scanned(digest.hexdigest(), newlines, long_lines)
 
 
 def _copy_without(src: Path, dest: Path, spans: list[tuple[int, int]]) -> None:
-    """Copy ``src`` to ``dest`` leaving out the byte ranges ``(offset, length)`` (sorted, non-overlapping)."""
+    """Copy ``src`` to ``dest`` with each byte range ``(offset, length)`` (sorted, non-overlapping) replaced
+    by one space: a blank line, which readers skip, and the line terminators around it stay as they were
+    (a lone ``\\r`` before a ``\\n`` would otherwise merge two line ends into one)."""
     with open(src, "rb") as fin, open(dest, "wb") as fout:
         pos = 0
         for start, length in spans:
@@ -291,6 +315,7 @@ def _copy_without(src: Path, dest: Path, spans: list[tuple[int, int]]) -> None:
                     break
                 fout.write(block)
                 left -= len(block)
+            fout.write(b" ")
             fin.seek(start + length)
             pos = start + length
         shutil.copyfileobj(fin, fout, 1 << 22)

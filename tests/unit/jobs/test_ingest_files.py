@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -54,32 +56,43 @@ def test_scan_file_never_opens_through_a_link(tmp_path: Path) -> None:
         scan_file(link)
 
 
-@given(
-    lines=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=30),
-    trailing_newline=st.booleans(),
-    limit=st.integers(min_value=0, max_value=30),
-)
-def test_scan_file_finds_exactly_the_lines_over_the_limit(tmp_path_factory, lines, trailing_newline, limit) -> None:
-    import hashlib
+TERMINATOR = re.compile(rb"\r\n|\r|\n")  # how Spark's text reader (Hadoop's LineReader) ends lines
 
-    data = b"\n".join(lines) + (b"\n" if trailing_newline and lines else b"")
+
+@given(
+    data=st.lists(st.sampled_from([b"a", b"bb", b"{}", b" ", b"\r", b"\n", b"\r\n", b"\xff"]), max_size=60).map(b"".join)
+    | st.binary(max_size=200),
+    limit=st.integers(min_value=0, max_value=6),
+)
+def test_scan_file_finds_exactly_the_lines_over_the_limit(tmp_path_factory, data, limit) -> None:
     path = tmp_path_factory.mktemp("scan") / "f.jsonl"
     path.write_bytes(data)
     scanned = scan_file(path, line_limit=limit)
     assert scanned.checksum == hashlib.sha256(data).hexdigest()
-    assert scanned.newlines == data.count(b"\n")
-    want, offset = [], 0
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if len(line) > limit:
-            want.append((number, offset, len(line)))
-        offset += len(line) + 1
+    ends = list(TERMINATOR.finditer(data))
+    assert scanned.newlines == len(ends)
+    lines, pos = [], 0
+    for m in ends:
+        lines.append((pos, data[pos:m.start()]))
+        pos = m.end()
+    if pos < len(data):
+        lines.append((pos, data[pos:]))
+    want = [(n, offset, len(line)) for n, (offset, line) in enumerate(lines, start=1) if len(line) > limit]
     assert scanned.long_lines == want
-    # the copy Spark reads keeps every other line, at the same line number
+    # the copy Spark reads keeps every other line, at the same line number; long ones are blank
     copy = path.with_name("copy.jsonl")
     _copy_without(path, copy, [(o, n) for _, o, n in scanned.long_lines])
-    kept = copy.read_bytes().split(b"\n")
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        assert kept[number - 1] == (b"" if len(line) > limit else line)
+    kept = TERMINATOR.split(copy.read_bytes())
+    for n, (_, line) in enumerate(lines, start=1):
+        assert kept[n - 1] == (b" " if len(line) > limit else line)
+
+
+def test_a_crlf_split_across_read_chunks_is_one_terminator(tmp_path: Path) -> None:
+    path = tmp_path / "f.csv"
+    path.write_bytes(b"x" * ((1 << 22) - 1) + b"\r\nyy\r")
+    scanned = scan_file(path, line_limit=10)
+    assert scanned.newlines == 2
+    assert scanned.long_lines == [(1, 0, (1 << 22) - 1)]
 
 
 def test_nanosecond_parquet_is_converted_and_lost_precision_is_said(tmp_path: Path) -> None:
