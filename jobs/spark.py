@@ -60,19 +60,23 @@ def spark_log_level() -> str:
 def log4j_config(level: str) -> Path:
     """A log4j2 properties file sending the JVM's log lines of ``level`` and above to stderr."""
     path = Path(tempfile.gettempdir()) / f"trendlake-log4j2-{level.lower()}-{os.getuid()}.properties"
-    text = "\n".join([
-        f"rootLogger.level = {level.lower()}",
+    # PySpark's driver counts as a shell: when the root level is not WARN, Spark prints
+    # "Setting default log level to WARN" and lowers it to WARN. So the root stays at WARN
+    # for quieter levels and the console appender's threshold filter drops what is below.
+    quieter = LOG_LEVELS.index(level) < LOG_LEVELS.index("WARN")
+    lines = [
+        f"rootLogger.level = {'warn' if quieter else level.lower()}",
         "rootLogger.appenderRef.stderr.ref = console",
         "appender.console.type = Console",
         "appender.console.name = console",
         "appender.console.target = SYSTEM_ERR",
         "appender.console.layout.type = PatternLayout",
         "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex",
-        # PySpark's driver counts as a shell: Spark resets the level to this logger's (WARN by default)
-        "logger.repl.name = org.apache.spark.repl.Main",
-        f"logger.repl.level = {level.lower()}",
-        "",
-    ])
+    ]
+    if quieter:
+        lines += ["appender.console.filter.threshold.type = ThresholdFilter",
+                  f"appender.console.filter.threshold.level = {level.lower()}"]
+    text = "\n".join([*lines, ""])
     if not path.is_file() or path.read_text() != text:
         tmp = path.with_name(f"{path.name}.{os.getpid()}")
         tmp.write_text(text)
