@@ -612,6 +612,11 @@ def ingest(
         except FileRefused as err:
             refusals.append((path.name, None, str(err)))
             continue
+        try:
+            precheck(path, scanned)
+        except FileRefused as err:
+            refusals.append((path.name, scanned.checksum, str(err)))
+            continue
         checksum, earlier = scanned.checksum, history.current.get(path.name)
         if earlier == checksum:
             skipped[path.name] = ALREADY_INGESTED
@@ -671,15 +676,30 @@ def ingest(
     return report
 
 
+def precheck(path: Path, scanned: Scanned) -> None:
+    """Refuse a file that cannot be read before it counts as seen (an empty or non-UTF-8 CSV header,
+    a CSV header over the line limit, a file that is not Parquet)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fmt = FORMATS[path.suffix.lower()]
+    if fmt == "parquet":
+        try:
+            pq.read_schema(path)
+        except (pa.ArrowException, OSError) as err:
+            raise FileRefused(f"not a readable Parquet file ({_first_line(err)})") from None
+    elif fmt == "csv":
+        long_lines = scanned.long_lines
+        if long_lines and long_lines[0][0] == 1:
+            raise FileRefused(f"CSV header line is {long_lines[0][2]} bytes, over the {LINE_LIMIT}-byte line limit")
+        csv_header_ok(path)
+
+
 def _prepare(item: _Todo, work: Path) -> tuple[Path, str | None]:
     """The path Spark reads for ``item`` and a note for the report (FileRefused when unreadable)."""
     if item.format == "parquet":
         return parquet_for_spark(item.path, work)
     long_lines = item.scanned.long_lines
-    if item.format == "csv":
-        if long_lines and long_lines[0][0] == 1:
-            raise FileRefused(f"CSV header line is {long_lines[0][2]} bytes, over the {LINE_LIMIT}-byte line limit")
-        csv_header_ok(item.path)
     if not long_lines:
         return item.path, None
     work.mkdir(parents=True, exist_ok=True)
