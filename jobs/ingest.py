@@ -71,6 +71,8 @@ class FileRefused(Exception):
 
 @dataclass
 class IngestReport:
+    """What one ingest run did, file by file (returned to callers and the DAG's XCom)."""
+
     stream: str
     files_ingested: list[str] = field(default_factory=list)
     files_skipped: list[str] = field(default_factory=list)  # every file not read this run
