@@ -267,14 +267,20 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
     def lines_of(buf: bytes) -> None:
         nonlocal newlines, run, offset
         data = np.frombuffer(buf, np.uint8)
-        lf, cr = data == 10, data == 13
-        lf_next = np.zeros_like(lf)
-        lf_next[:-1] = lf[1:]
-        ends = np.flatnonzero(lf | (cr & ~lf_next))  # the terminator's last byte
+        lf = data == 10
+        if b"\r" in buf:
+            cr = data == 13
+            lf_next = np.zeros_like(lf)
+            lf_next[:-1] = lf[1:]
+            ends = np.flatnonzero(lf | (cr & ~lf_next))  # the terminator's last byte
+        else:
+            ends = np.flatnonzero(lf)
         if len(ends):
             lengths = np.diff(ends, prepend=-1) - 1
             lengths[0] += run
-            widths = lengths - (cr[ends - 1] & lf[ends] & (ends > 0))  # without the \r of \r\n
+            widths = lengths
+            if b"\r" in buf:
+                widths = lengths - (cr[ends - 1] & lf[ends] & (ends > 0))  # without the \r of \r\n
             for i in np.flatnonzero(widths > line_limit):
                 start = offset + int(ends[i]) - int(lengths[i])
                 long_lines.append((newlines + int(i) + 1, start, int(widths[i])))
