@@ -3,8 +3,8 @@
 Whatever the files hold: ingest never raises, every row it read is in bronze
 or in quarantine (per file, as the log says), a JSON lines file's rows are its
 non-blank lines, and a rerun over the same folder changes no table. Each
-example starts a Spark job, so the example counts are small; one SparkSession
-serves them all.
+example starts a Spark job, so the example counts are small (``TRENDLAKE_FUZZ_EXAMPLES``, default 5);
+one SparkSession serves them all.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import shutil
 import uuid
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.spark
 
 RIDES = load_stream_schema("rides")
 COLUMNS = ["type", "ts", *RIDES["attributes"]]
-FUZZ = settings(max_examples=5, deadline=None, database=None,
+FUZZ = settings(max_examples=int(os.environ.get("TRENDLAKE_FUZZ_EXAMPLES", "5")), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 # Times stay within 1970..2100: far-out numeric times (epoch milliseconds read as seconds)
