@@ -404,6 +404,9 @@ def replay(
         compiled = engine.load_plan(plan, workload_hash=whash)
     except engine.PlanError as err:
         raise ReplayError(f"refusing plan: {err}") from None
+    stream = lakelib.resolve_stream(stream, lake_root, need_schema=False)[0]
+    for q in plan["queries"]:  # every result table name, before anything runs or is written
+        lakelib.check_name(q["name"], "query name")
     report = ReplayReport(compiled.plan_id, start_us, end_us)
     spark = spark or get_spark()
     lake = lakelib.Lake(lake_root)
@@ -458,7 +461,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("workload", type=Path, help="workload file (*.etq) the plan was made for")
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--stream", default="rides", help="stream name (default: rides)")
+    p.add_argument("--stream", default="rides", help="stream: a name or the schema JSON path (default: rides)")
     p.add_argument("--from", dest="start", required=True, help="interval start (ISO-8601 or epoch seconds), exclusive")
     p.add_argument("--to", dest="end", required=True, help="interval end (ISO-8601 or epoch seconds), inclusive")
     p.set_defaults(func=_run)
