@@ -3,7 +3,10 @@
 Fixtures for every integration test (use them instead of building a pipeline
 per test; the pipeline steps cost tens of seconds each on 2 cores):
 
-* ``spark`` -- the one local SparkSession of the run (trendlake's own settings).
+* ``spark`` -- the one local SparkSession of the run (trendlake's own settings;
+  the test JVM runs with ``TEST_JVM_OPTIONS``: C1-only JIT and the serial
+  collector, which roughly halve the CPU the short test jobs spend in JIT
+  compilation and GC threads on 2 cores; a ``JDK_JAVA_OPTIONS`` you set wins).
 * ``sample_lake`` (session) -- a :class:`SampleLake`: the sample ride stream
   (``tests/integration/sample.py``, 300 trips over 2026-01-01 and 01-02, one
   CSV landing file) run once through the whole pipeline: ingest -> stats over
@@ -18,6 +21,7 @@ per test; the pipeline steps cost tens of seconds each on 2 cores):
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -27,6 +31,10 @@ from typing import Any
 import pytest
 
 from tests.integration.sample import trip_rows, write_csv
+
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# Read by the `java` launcher of every JVM this test process starts (Spark's driver).
+os.environ.setdefault("JDK_JAVA_OPTIONS", TEST_JVM_OPTIONS)
 
 SAMPLE_DAY = datetime(2026, 1, 1, tzinfo=UTC)
 ONE_DAY = timedelta(days=1)
