@@ -5,8 +5,9 @@ per test; the pipeline steps cost tens of seconds each on 2 cores):
 
 * ``spark`` -- the one local SparkSession of the run (trendlake's own settings;
   the test JVM runs with ``TEST_JVM_OPTIONS``: C1-only JIT and the serial
-  collector, which roughly halve the CPU the short test jobs spend in JIT
-  compilation and GC threads on 2 cores; a ``JDK_JAVA_OPTIONS`` you set wins).
+  collector: the short test jobs then spend far less CPU on C2 compilation
+  and GC threads, about 40% less CPU for an ingest/replay/check sequence on
+  2 cores; a ``JDK_JAVA_OPTIONS`` you set wins).
 * ``sample_lake`` (session) -- a :class:`SampleLake`: the sample ride stream
   (``tests/integration/sample.py``, 300 trips over 2026-01-01 and 01-02, one
   CSV landing file) run once through the whole pipeline: ingest -> stats over
