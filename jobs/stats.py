@@ -213,8 +213,12 @@ def pane_count(start_us: int, end_us: int, pane_us: int) -> int:
     return (end_us - 1) // pane_us - start_us // pane_us + 1
 
 
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
+
+
 def expr_text(expr: dict[str, Any]) -> str:
-    """Readable text of a plan expression (``speed < 10``, ``district IN ('north', 'south')``)."""
+    """Readable text of a plan expression (``speed < 10``, ``district IN ('north', 'south')``),
+    parenthesized where the operators' precedence needs it (``(a + b) * 2``)."""
 
     def lit(v: Any) -> str:
         return "'" + v.replace("'", "''") + "'" if isinstance(v, str) else json.dumps(v)
@@ -223,11 +227,17 @@ def expr_text(expr: dict[str, Any]) -> str:
         return lit(expr["lit"])
     if "attr" in expr:
         return f"NEXT({expr.get('var')}).{expr['attr']}" if expr.get("next") else expr["attr"]
-    op, args = expr["op"], [expr_text(a) for a in expr.get("args", [])]
+    op, raw = expr["op"], expr.get("args", [])
+    args = [expr_text(a) for a in raw]
     if op == "neg":
-        return f"-({args[0]})"
+        return f"-({args[0]})" if "op" in raw[0] else f"-{args[0]}"
     if op == "in":
         return f"{args[0]} IN ({', '.join(lit(v) for v in expr['values'])})"
+    if op in _PRECEDENCE:
+        for i, child in enumerate(raw):
+            inner = _PRECEDENCE.get(child.get("op", ""))
+            if inner is not None and (inner < _PRECEDENCE[op] or (inner == _PRECEDENCE[op] and i == 1)):
+                args[i] = f"({args[i]})"
     return f"{args[0]} {op} {args[1]}"
 
 

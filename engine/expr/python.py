@@ -3,7 +3,9 @@
 A local predicate becomes ``f(attrs) -> bool`` over one event's attribute dict;
 an adjacent predicate becomes ``f(attrs, next_attrs) -> bool``. Missing values
 are ``None``: arithmetic on them gives ``None`` and every comparison with them
-is false, as is a comparison between a number and a string.
+is false, as is a comparison between a number and a string. Division or modulo by
+zero and a NaN result (``inf - inf``) are missing too; integers are exact (Python
+ints, no overflow) and ``%`` is floored (the result has the divisor's sign).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ def _arith(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         if not isinstance(a, _NUMBER) or not isinstance(b, _NUMBER):
             return None
         try:
-            return fn(a, b)
-        except ZeroDivisionError:
+            out = fn(a, b)
+        except (ZeroDivisionError, OverflowError):  # x / 0, x % 0; an int too large for a float
             return None
+        return None if out != out else out  # NaN (inf - inf, 0 * inf) is missing
 
     return apply
 

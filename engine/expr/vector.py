@@ -162,6 +162,8 @@ def vec_value(expr: dict[str, Any], attrs: dict[str, Any], cache: dict, n: int) 
                 v = np.true_divide(a, b)
             else:
                 v = np.remainder(a, b)
+        if np.asarray(v).dtype.kind == "f":  # NaN (inf - inf) is missing, as in engine.expr.python
+            ok = _and(ok, ~np.isnan(v))
         return v, ok
     raise NoVector
 
