@@ -58,6 +58,8 @@ def row(attrs: dict[str, Any]) -> dict[str, Any]:
 def same_value(got: Any, want: Any) -> bool:
     if want is None:
         return got is None
+    if isinstance(want, bool):  # the value of a comparison
+        return got is want
     if got is None or isinstance(got, bool) or isinstance(got, str) != isinstance(want, str):
         return False
     if isinstance(want, int) and not isinstance(want, bool):
