@@ -122,5 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
 
+def entry() -> None:
+    """The ``trendlake`` executable: ``main()``, then exit with its status (``jobs.process``)."""
+    from trendlake.jobs.process import exit_now
+
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
