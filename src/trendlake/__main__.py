@@ -1,7 +1,5 @@
-"""``python -m trendlake``: the command line."""
+"""``python -m trendlake``: the command line (exits with the command's status)."""
 
-import sys
+from trendlake.jobs.cli import entry
 
-from trendlake.jobs.cli import main
-
-sys.exit(main())
+entry()
