@@ -61,7 +61,7 @@ def _negation(draw: st.DrawFn) -> list[Any]:
 
 
 @st.composite
-def _tree(draw: st.DrawFn, size: int, top: bool, feats: set[str]) -> list[Any]:
+def _tree(draw: st.DrawFn, size: int, top: bool, feats: set[str], negate: bool = True) -> list[Any]:
     if size == 1:
         node: list[Any] = ["atom", draw(st.sampled_from(POSITIVE)), None]
         return ["plus", node] if draw(st.booleans()) else node
@@ -70,13 +70,13 @@ def _tree(draw: st.DrawFn, size: int, top: bool, feats: set[str]) -> list[Any]:
     sizes = [b - a for a, b in zip([0, *cuts], [*cuts, size], strict=True)]
     items: list[Any] = []
     for i, part in enumerate(sizes):
-        if i:
+        if i and negate:
             for _ in range(draw(st.sampled_from([0, 0, 1, 1, 2]))):
                 items.append(draw(_negation()))
                 feats.add("not_between" if top else "not_nested")
-        items.append(draw(_tree(part, False, feats)))
-    lead = top and draw(st.integers(0, 3)) == 0
-    trail = top and draw(st.integers(0, 3)) == 0
+        items.append(draw(_tree(part, False, feats, negate)))
+    lead = top and negate and draw(st.integers(0, 3)) == 0
+    trail = top and negate and draw(st.integers(0, 3)) == 0
     if lead:
         items.insert(0, draw(_negation()))
         feats.add("not_leading")
@@ -126,6 +126,17 @@ def _text(node: list[Any], aliased: set[str]) -> str:
         atoms = [_text(a, aliased) + ("+" if i == node[2] else "") for i, a in enumerate(node[1])]
         return "NOT " + (atoms[0] if len(atoms) == 1 else "SEQ(" + ", ".join(atoms) + ")")
     return "SEQ(" + ", ".join(_text(i, aliased) for i in node[1]) + ")"
+
+
+def _all_nots(node: list[Any]) -> list[list[list[Any]]]:
+    """The atoms of every NOT of the tree."""
+    if node[0] == "not":
+        return [node[1]]
+    if node[0] == "plus":
+        return _all_nots(node[1])
+    if node[0] == "seq":
+        return [n for item in node[1] for n in _all_nots(item)]
+    return []
 
 
 def _positive(node: list[Any]) -> list[list[Any]]:
@@ -181,9 +192,10 @@ def _local(draw: st.DrawFn, var: str) -> str:
 def cases(draw: st.DrawFn) -> Case:
     feats: set[str] = set()
     size = draw(st.integers(1, 4))
-    tree = draw(_tree(size, True, feats))
+    negate = draw(st.integers(0, 4)) >= 2  # 60% of the patterns may hold NOTs
+    tree = draw(_tree(size, True, feats, negate))
     if tree[0] == "atom" or tree[0] == "plus" and tree[1][0] == "atom":
-        if draw(st.booleans()):  # a single occurrence needs a SEQ to carry NOTs
+        if negate and draw(st.booleans()):  # a single occurrence needs a SEQ to carry NOTs
             tree = ["seq", [draw(_negation()), tree]] if draw(st.booleans()) else ["seq", [tree, draw(_negation())]]
             feats.add("not_leading" if tree[1][0][0] == "not" else "not_trailing")
     _name(tree)
@@ -245,7 +257,9 @@ def cases(draw: st.DrawFn) -> Case:
     n_parts = draw(st.integers(1, 3))
     pos_types = sorted({a[1] for a in positive})
     neg_types = sorted(set(types) - set(pos_types))
-    pool = pos_types * 4 + ["Z", "Z"] + neg_types
+    # negated types as noise in some cases only, so that NOTs do not block everything
+    pool = pos_types * 4 + ["Z", "Z"] + (neg_types if draw(st.booleans()) else [])
+    negations = [a for a in _all_nots(tree)]
     equivalence = "[g]" in conds
     if not equivalence and not group:
         n_parts = 1
@@ -267,6 +281,17 @@ def cases(draw: st.DrawFn) -> Case:
             noise_ts.append(t)
         events = [(t, etype, var) for t, (etype, var, _neg) in zip(walk_ts, walk, strict=True)]
         events += [(t, draw(st.sampled_from(pool)), None) for t in noise_ts]
+        # now and then a match of a NOT exactly at a window's start (leading NOTs) or
+        # ending exactly at a window's end (trailing NOTs): window boundaries are half-open
+        for _ in range(draw(st.sampled_from([0, 1, 1, 2])) if negations else 0):
+            neg = draw(st.sampled_from(negations))
+            k = base // slide + draw(st.integers(-1, 2))
+            if draw(st.booleans()):
+                at = [k * slide - base + i for i in range(len(neg))]
+            else:
+                at = [k * slide + within - base - len(neg) + 1 + i for i in range(len(neg))]
+            events += [(t, a[1], a[2]) for t, a in zip(at, neg, strict=True)]
+            feats.add("not_on_a_window_boundary")
         events.sort(key=lambda e: e[0])
         for t, etype, var in events:
             row: dict[str, Any] = {"type": etype, "ts": base + t}
