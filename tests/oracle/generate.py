@@ -84,8 +84,9 @@ def _tree(draw: st.DrawFn, size: int, top: bool, feats: set[str], negate: bool =
         items.append(draw(_negation()))
         feats.add("not_trailing")
     node = ["seq", items]
-    if not lead and not trail and draw(st.integers(0, 2)) == 0:
-        if any(i[0] == "not" for i in items):
+    has_not = any(i[0] == "not" for i in items)
+    if not lead and not trail and draw(st.integers(0, 2)) >= (1 if has_not else 2):
+        if has_not:
             feats.add("not_in_kleene")
         node = ["plus", node]
     return node
@@ -272,7 +273,7 @@ def cases(draw: st.DrawFn) -> Case:
         # the walk at distinct, increasing time stamps; noise anywhere, or (contiguous,
         # mostly) outside the walk so that contiguous trends exist
         walk_ts = sorted(draw(st.lists(st.integers(0, span - 1), min_size=len(walk), max_size=len(walk), unique=True)))
-        outside = semantics == "contiguous" and walk_ts and draw(st.integers(0, 2)) > 0
+        outside = semantics == "contiguous" and walk_ts and draw(st.integers(0, 5)) > 0
         noise_ts = []
         for _ in range(n - len(walk)):
             t = draw(st.integers(0, span - 1))
@@ -292,6 +293,13 @@ def cases(draw: st.DrawFn) -> Case:
                 at = [k * slide + within - base - len(neg) + 1 + i for i in range(len(neg))]
             events += [(t, a[1], a[2]) for t, a in zip(at, neg, strict=True)]
             feats.add("not_on_a_window_boundary")
+        # at most 11 events of positive types per partition, so that the oracle can
+        # enumerate every any-match trend
+        room = 11 - sum(1 for _, etype, _ in events if etype in pos_types)
+        for i, (t, etype, var) in enumerate(events):
+            if var is None and etype in pos_types and room < 0:
+                events[i] = (t, "Z", None)
+                room += 1
         events.sort(key=lambda e: e[0])
         for t, etype, var in events:
             row: dict[str, Any] = {"type": etype, "ts": base + t}

@@ -6,9 +6,13 @@ plus noise (see that module for what is covered). Each query is compared
 separately with every strategy (auto, greta, cogra, twostep); a strategy that
 declines a query with ``Unsupported`` is counted and reported, and may only be
 COGRA on an event-grained query. The distribution of the cases is recorded
-with ``hypothesis.event`` / ``target`` and asserted after the run: at least 70%
-of the cases have a trend and at least 40% a window with more than one trend,
-so the comparison is not empty against empty.
+with ``hypothesis.event`` (shown by ``pytest --hypothesis-show-statistics``) and
+asserted after the run: at least 70% of the cases have a trend and at least 40%
+a window with more than one trend, so the comparison is not empty against
+empty, and every feature (aliases, each NOT position, each predicate class,
+each semantics, both window kinds, groups) is in at least 5% of the cases.
+``hypothesis.target`` is not used: its hill climbing on trend counts narrowed
+the cases to a few shapes (2 of 150 with a trailing NOT).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import event, given, settings, target
+from hypothesis import event, given, reject, settings
 
 from tests.oracle import TooManyTrends, evaluate
 from tests.oracle.generate import Case, cases
@@ -51,9 +55,9 @@ def check_case(case: Case) -> None:
     try:
         want = evaluate(case.text, case.rows, budget=50_000)
     except TooManyTrends:
+        # counted and bounded below (at most 5% of the cases), never silently dropped
         STATS["oracle budget exceeded"] += 1
-        event("oracle budget exceeded")
-        raise
+        reject()
     STATS["cases"] += 1
     most = max((r["COUNT(*)"] for r in want if isinstance(r["COUNT(*)"], int)), default=0)
     STATS["with a trend"] += bool(want)
@@ -63,7 +67,6 @@ def check_case(case: Case) -> None:
         event(feature)
         STATS[feature] += 1
     event("largest COUNT(*) of a window: " + next(b for n, b in ((1, "<=1"), (10, "2-10"), (100, "11-100"), (math.inf, ">100")) if most <= n))
-    target(float(min(len(want), 3)), label="result rows, capped at 3 (a plateau keeps the cases varied)")
     for strategy in STRATEGIES:
         try:
             got = run_engine(plan, case.rows, strategy)
@@ -92,6 +95,7 @@ def test_every_strategy_equals_the_oracle() -> None:
     report = ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
     print(f"\noracle differential: {report}")
     assert n >= 100, report
+    assert STATS["oracle budget exceeded"] <= 0.05 * n, report
     assert STATS["with a trend"] >= 0.7 * n, report
     assert STATS["with a window of >1 trend"] >= 0.4 * n, report
     for feature in (
