@@ -280,6 +280,11 @@ def cases(draw: st.DrawFn) -> Case:
             if outside and walk_ts[0] <= t <= walk_ts[-1]:
                 t = walk_ts[0] - 1 - t % 3 if t % 2 else walk_ts[-1] + 1 + t % 3
             noise_ts.append(t)
+        if outside and len(walk_ts) > 2 and draw(st.booleans()):
+            # a noise event sharing the time stamp of a walk event: a middle event of a
+            # contiguous trend must be alone at its time stamp
+            noise_ts[0] = draw(st.sampled_from(walk_ts[1:-1]))
+            feats.add("tie_inside_a_contiguous_walk")
         events = [(t, etype, var) for t, (etype, var, _neg) in zip(walk_ts, walk, strict=True)]
         events += [(t, draw(st.sampled_from(pool)), None) for t in noise_ts]
         # now and then a match of a NOT exactly at a window's start (leading NOTs) or
