@@ -10,7 +10,7 @@ with ``hypothesis.event`` (shown by ``pytest --hypothesis-show-statistics``) and
 asserted after the run: at least 70% of the cases have a trend and at least 40%
 a window with more than one trend, so the comparison is not empty against
 empty, and every feature (aliases, each NOT position, each predicate class,
-each semantics, both window kinds, groups) is in at least 5% of the cases.
+each semantics, both window kinds, groups) is in at least 2% of the cases.
 ``hypothesis.target`` is not used: its hill climbing on trend counts narrowed
 the cases to a few shapes (2 of 150 with a trailing NOT).
 """
@@ -66,6 +66,8 @@ def check_case(case: Case) -> None:
     for feature in case.features:
         event(feature)
         STATS[feature] += 1
+        if not want:
+            STATS[f"no trend with {feature}"] += 1
     event("largest COUNT(*) of a window: " + next(b for n, b in ((1, "<=1"), (10, "2-10"), (100, "11-100"), (math.inf, ">100")) if most <= n))
     for strategy in STRATEGIES:
         try:
@@ -103,7 +105,7 @@ def test_every_strategy_equals_the_oracle() -> None:
         "equivalence", "local", "adjacent", "group", "sliding", "tumbling",
         "skip-till-any-match", "skip-till-next-match", "contiguous",
     ):
-        assert STATS[feature] >= 0.05 * n, f"too few cases with {feature}: {report}"
+        assert STATS[feature] >= 0.02 * n, f"too few cases with {feature}: {report}"
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
