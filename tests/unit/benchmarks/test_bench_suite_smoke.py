@@ -73,8 +73,11 @@ def test_experiment_runs_at_smoke_size(name: str, out_dir: Path) -> None:
     for strategy in not_built:
         assert data["strategies"][strategy]["reason"]
         assert any(p["strategy"] == strategy and p["status"] == "not built yet" for p in data["points"])
-    for strategy in built:
-        assert all(p["status"] == "ok" for p in data["points"] if p["strategy"] == strategy)
+    for strategy in built:  # each ran somewhere; the two-step reference may skip big points
+        statuses = [p["status"] for p in data["points"] if p["strategy"] == strategy]
+        assert "ok" in statuses and set(statuses) <= ({"ok", "skipped"} if strategy == "twostep" else {"ok"}), (
+            strategy, statuses,
+        )
     executed = [p for p in data["points"] if p["status"] == "ok" and "rows" in p]
     if executed:
         assert data["agreement"]["checked"] >= 1, "strategies that ran side by side were compared"
