@@ -1,7 +1,7 @@
 """Test-wide settings.
 
 * hypothesis profiles: ``ci`` (default) and ``thorough`` for long local runs
-  (``HYPOTHESIS_PROFILE=thorough``).
+  (``HYPOTHESIS_PROFILE=thorough``); ``planted`` for scripts/plant_bugs.py.
 * Tiers by folder: ``tests/unit`` is the fast tier (no Spark, no Airflow:
   ``make test-fast``), ``tests/integration/spark`` and
   ``tests/integration/airflow`` are marked ``spark`` / ``airflow`` here. A run
@@ -13,13 +13,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
     "thorough", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+# scripts/plant_bugs.py: the ci budget, no example database (each seed on its own), no shrinking
+settings.register_profile(
+    "planted",
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    database=None,
+    phases=[Phase.explicit, Phase.generate, Phase.target],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 

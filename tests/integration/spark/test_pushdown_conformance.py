@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trendlake.jobs.spark_expr import pushdown_filter
 
 from tests.unit.engine.test_expr_backends import LOCAL
 from trendlake import engine
-from trendlake.jobs.spark_expr import pushdown_filter
 
 pytestmark = pytest.mark.spark
 

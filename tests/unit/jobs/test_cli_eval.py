@@ -76,8 +76,19 @@ def test_eval_table_format(fig24, capsys) -> None:
     workload, events = fig24
     assert main(["eval", str(workload), "--events", str(events), "--format", "table"]) == 0
     out = capsys.readouterr().out
-    assert "== fig24 (1 rows)" in out
-    assert "COUNT(*)" in out.splitlines()[1] and "11" in out.splitlines()[2]
+    lines = out.splitlines()
+    assert lines[0] == "== fig24 (1 rows)"
+    assert dict(zip(lines[1].split(), lines[2].split(), strict=True)) == {
+        "window_start": "1970-01-01T00:00:00Z",
+        "window_end": "1970-01-01T00:00:10Z",
+        "COUNT(*)": "11",
+        "COUNT(A)": "20",
+        "MIN(A.attr)": "4",
+        "MAX(A.attr)": "6",
+        "SUM(A.attr)": "100",
+        "avg_attr": "5",
+    }
+    assert lines[3:] == [""]
 
 
 def test_invalid_workload_evaluates_nothing(tmp_path: Path, fig24, capsys) -> None:

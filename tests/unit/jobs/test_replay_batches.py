@@ -79,23 +79,31 @@ def test_sorted_batches_equal_engine_evaluate(seed: int, n: int, batch_rows: int
         check_batches(seed, n, batch_rows)
 
 
+# events lie in [0 s, 60 s); windows end between 5 s and 80 s: the interval (25 s, 45 s]
+# drops windows on both sides of it
+START, END = 25_000_000, 45_000_000
+
+
+def assert_same_rows(got: list[dict], want: list[dict]) -> None:
+    assert len(got) == len(want), (got, want)
+    for g, w in zip(got, want, strict=True):
+        assert g.keys() == w.keys() and all(is_equal(g[k], w[k]) for k in g), (g, w)
+
+
 def check_batches(seed: int, n: int, batch_rows: int) -> None:
     plan_raw = optimizer.build_plan(optimizer.compile_workload(WORKLOAD))
     table = events_table(seed, n)
-    start, end = -1, 10**9
-    want = engine.evaluate(plan_raw, table, strategy="greta")  # row-based, per partition
-    got = run_batches(plan_raw, table, batch_rows, start, end)
-    assert len(got) == len(want)
-    for g, w in zip(got, want, strict=True):
-        assert g.keys() == w.keys() and all(is_equal(g[k], w[k]) for k in g), (g, w)
+    every = engine.evaluate(plan_raw, table, strategy="greta")
+    want = [r for r in every if START < r["window_end"] <= END]
+    assert_same_rows(run_batches(plan_raw, table, batch_rows, START, END), want)
 
 
 def test_interval_keeps_only_windows_ending_inside() -> None:
     plan_raw = optimizer.build_plan(optimizer.compile_workload(WORKLOAD))
     table = events_table(7, 200)
-    start, end = 20_000_000, 40_000_000
-    want = [r for r in engine.evaluate(plan_raw, table, strategy="greta") if start < r["window_end"] <= end]
-    got = run_batches(plan_raw, table, 16, start, end)
-    assert want and [(r["query"], r["window_start"]) for r in got] == [
-        (r["query"], r["window_start"]) for r in want
-    ]
+    every = engine.evaluate(plan_raw, table, strategy="greta")
+    want = [r for r in every if START < r["window_end"] <= END]
+    # the interval filters: rows of windows ending before it and after it exist and are dropped
+    assert any(r["window_end"] <= START for r in every) and any(r["window_end"] > END for r in every)
+    assert {r["query"] for r in want} == {"by_driver", "by_district", "everything"}
+    assert_same_rows(run_batches(plan_raw, table, 16, START, END), want)

@@ -1,0 +1,208 @@
+"""Plant known one-line bugs into the engine, one at a time, and see whether the fast tier notices.
+
+Each bug is an exact code snippet replaced inside the body that follows an
+anchor (a class or function header), both located by *content* anywhere under
+``engine/`` -- never by file name or line number, since the engine's files move.
+A snippet or anchor that is missing or ambiguous stops the script with an
+error (the bug list must then be updated to the engine's new code).
+
+For every bug and every hypothesis seed the script runs the engine tests of
+the fast tier (``tests/unit/engine``; the oracle tests first, so a caught bug
+stops early with ``-x``) under the ``planted`` hypothesis profile (no example
+database, so seeds are independent; no shrinking) and records caught (a test
+failed) or missed (all passed). The engine's code is restored after every bug,
+whatever happens (try/finally). A clean run per seed comes first: a suite that
+fails without a bug proves nothing.
+
+    .venv/bin/python scripts/plant_bugs.py                  # 12 bugs x seeds 0-4
+    .venv/bin/python scripts/plant_bugs.py --seeds 0 --bugs greta-kmin,expr-missing-as-zero
+    .venv/bin/python scripts/plant_bugs.py --list
+
+Prints a table bug x seed -> caught (naming the first test file that failed) or missed;
+exits 1 if any bug was missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "engine"
+MARK = "  # planted bug"
+# the engine tests of the fast tier, cheapest and strongest first (pytest drops a
+# directory given after some of its files, so every file is named)
+FIRST = [
+    "tests/unit/engine/test_expr_conformance.py",
+    "tests/unit/engine/test_oracle.py",
+    "tests/unit/engine/test_oracle_differential.py",
+    "tests/unit/engine/test_worked_examples.py",
+]
+TESTS = FIRST + sorted(
+    str(p.relative_to(ROOT)) for p in (ROOT / "tests/unit/engine").glob("test_*.py")
+    if str(p.relative_to(ROOT)) not in FIRST
+)
+
+
+@dataclass(frozen=True)
+class Bug:
+    name: str
+    what: str
+    anchor: str  # text that occurs exactly once under engine/; the snippet is searched after it
+    old: str  # exact text, replaced at its first occurrence after the anchor
+    new: str
+
+
+BUGS = [
+    Bug("greta-next-never-closes", "GRETA: skip-till-next-match never closes a vertex",
+        "class _Greta:", "p.closed = True", "p.closed = False"),
+    Bug("greta-contiguous-middle", "GRETA: a contiguous middle event may share its time stamp",
+        "class _Greta:", "if semantics == CONTIGUOUS and len(group) > 1:",
+        "if semantics == CONTIGUOUS and len(group) > 1 and False:"),
+    Bug("greta-leading-not-boundary", "GRETA: leading NOT window boundary < -> <=",
+        "class _Greta:", "return sb is None or sb < k * slide", "return sb is None or sb <= k * slide"),
+    Bug("greta-trailing-not-boundary", "GRETA: trailing NOT window boundary < -> <=",
+        "class _Greta:", "if end_bound is not None and end_bound < k * slide + within:",
+        "if end_bound is not None and end_bound <= k * slide + within:"),
+    Bug("greta-not-at-predecessor-ts", "GRETA: a NOT match starting at the predecessor's time stamp blocks it",
+        "class _VarList:", "bisect.bisect_left(self.stamps, bound)", "bisect.bisect_right(self.stamps, bound)"),
+    Bug("greta-kmin", "GRETA: sliding-window kmin off by one",
+        "class _Greta:", "kmin = (t - within) // slide + 1", "kmin = (t - within) // slide"),
+    Bug("cogra-pattern-next-never-closes", "COGRA pattern-grained: next-match never closes the open ends",
+        "def _run_pattern(", "closed.add(tr.src)", "closed.discard(tr.src)"),
+    Bug("cogra-pattern-contiguous-middle", "COGRA pattern-grained: a contiguous middle event may share its time stamp",
+        "def _run_pattern(", "if contiguous and len(group) > 1:", "if contiguous and len(group) > 1 and False:"),
+    Bug("cogra-negation-leading-boundary", "COGRA type+negation: leading NOT window boundary < -> <=",
+        "class _Coarse:", "return sb is None or sb < k * slide", "return sb is None or sb <= k * slide"),
+    Bug("cogra-negation-trailing-boundary", "COGRA type+negation: trailing NOT window boundary < -> <=",
+        "class _Coarse:", "if not end_bound < k * slide + within", "if not end_bound <= k * slide + within"),
+    Bug("cogra-negation-at-predecessor-ts", "COGRA type+negation: a NOT match starting at the predecessor's time stamp blocks it",
+        "class _Coarse:", "lst[0] = fresh", "lst[0] = {}"),
+    Bug("expr-missing-as-zero", "expressions: a missing value compares as 0",
+        "def _compare(", "if a is None or b is None:",
+        "if (a := 0 if a is None else a) is None or (b := 0 if b is None else b) is None:"),
+]
+
+
+class PlantError(Exception):
+    pass
+
+
+def _sources() -> dict[Path, str]:
+    return {p: p.read_text() for p in sorted(ENGINE.rglob("*.py"))}
+
+
+def locate(bug: Bug, sources: dict[Path, str]) -> tuple[Path, int]:
+    """The file and offset of the bug's snippet: first occurrence after its unique anchor."""
+    hits = [(p, text.find(bug.anchor)) for p, text in sources.items() if bug.anchor in text]
+    if len(hits) != 1 or sources[hits[0][0]].count(bug.anchor) != 1:
+        where = ", ".join(str(p.relative_to(ROOT)) for p, _ in hits) or "nowhere"
+        raise PlantError(f"{bug.name}: anchor {bug.anchor!r} must occur exactly once under engine/ (found in {where})")
+    path, at = hits[0]
+    offset = sources[path].find(bug.old, at)
+    if offset < 0:
+        raise PlantError(f"{bug.name}: snippet {bug.old!r} not found after {bug.anchor!r} in {path.relative_to(ROOT)}")
+    return path, offset
+
+
+def plant(bug: Bug, sources: dict[Path, str]) -> Path:
+    path, offset = locate(bug, sources)
+    text = sources[path]
+    planted = text[:offset] + bug.new + text[offset + len(bug.old):]
+    end = planted.find("\n", offset)
+    planted = planted[:end] + MARK + planted[end:]
+    path.write_text(planted)
+    return path
+
+
+def run_tests(seed: int, python: str, tests: list[str]) -> tuple[str, float]:
+    env = dict(os.environ, HYPOTHESIS_PROFILE="planted", PYTHONDONTWRITEBYTECODE="1")
+    cmd = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", f"--hypothesis-seed={seed}", *tests]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    took = time.monotonic() - start
+    if proc.returncode == 0:
+        return "missed", took
+    if proc.returncode == 1:
+        failed = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("FAILED ")]
+        test = failed[0].split("::")[0].rsplit("/", 1)[-1].removesuffix(".py") if failed else "?"
+        return f"caught ({test})", took
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+    raise PlantError(f"pytest exited with {proc.returncode} (seed {seed}):\n{tail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--bugs", default="", help="comma-separated bug names (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the bugs and where they go, then stop")
+    parser.add_argument("--tests", nargs="+", default=TESTS, help="test paths (default: the engine tests)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the clean run per seed")
+    args = parser.parse_args(argv)
+    sources = _sources()
+    if any(MARK in text for text in sources.values()):
+        print("error: engine/ still holds a planted bug (a line ending in '# planted bug'); restore it first",
+              file=sys.stderr)
+        return 2
+    names = [b.name for b in BUGS]
+    wanted = [n for n in args.bugs.split(",") if n] or names
+    unknown = sorted(set(wanted) - set(names))
+    if unknown:
+        print(f"error: unknown bug {', '.join(unknown)} (known: {', '.join(names)})", file=sys.stderr)
+        return 2
+    bugs = [b for b in BUGS if b.name in wanted]
+    try:
+        for bug in bugs:  # every snippet must be found before anything runs
+            path, _ = locate(bug, sources)
+            if args.list:
+                print(f"{bug.name:36} {path.relative_to(ROOT)}: {bug.what}")
+    except PlantError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.list:
+        return 0
+    python = sys.executable
+    table: dict[str, dict[int, str]] = {}
+    try:
+        if not args.no_baseline:
+            for seed in args.seeds:
+                outcome, took = run_tests(seed, python, args.tests)
+                print(f"clean engine, seed {seed}: {'passes' if outcome == 'missed' else outcome} ({took:.0f} s)", flush=True)
+                if outcome != "missed":
+                    print("error: the tests fail without a planted bug", file=sys.stderr)
+                    return 2
+        for bug in bugs:
+            table[bug.name] = {}
+            for seed in args.seeds:
+                path = plant(bug, sources)
+                try:
+                    outcome, took = run_tests(seed, python, args.tests)
+                finally:
+                    path.write_text(sources[path])
+                table[bug.name][seed] = outcome
+                print(f"{bug.name}, seed {seed}: {outcome} ({took:.0f} s)", flush=True)
+    except PlantError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    finally:
+        for path, text in sources.items():  # restore everything, whatever happened
+            if path.read_text() != text:
+                path.write_text(text)
+    print()
+    header = f"| bug | {' | '.join(f'seed {s}' for s in args.seeds)} |"
+    print(header)
+    print("|" + "---|" * (len(args.seeds) + 1))
+    for bug in bugs:
+        print(f"| {bug.name} | {' | '.join(table[bug.name][s] for s in args.seeds)} |")
+    missed = sum(v == "missed" for row in table.values() for v in row.values())
+    print(f"\n{sum(len(r) for r in table.values()) - missed} caught, {missed} missed")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
