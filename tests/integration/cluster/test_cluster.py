@@ -170,6 +170,9 @@ def test_cluster_pipeline_equals_local(cluster: StandaloneCluster, tmp_path: Pat
     assert len(apps) == 3, [a.get("name") for a in apps]  # ingest, stats, replay (optimize needs no Spark)
     launched = executor_logs(cluster.folder)
     assert all(len(files) == 3 for files in launched.values()) and len(launched) == 2, launched
+    for files in launched.values():  # ... and reached the driver on loopback, as $SPARK_LOCAL_IP says
+        for stderr in files:
+            assert f"Connecting to driver: spark://CoarseGrainedScheduler@{HOST}:" in stderr.read_text(), stderr
 
     cluster_lake, local_lake = tmp_path / "lake-cluster", tmp_path / "lake-local"
     tables = tables_of(local_lake)
