@@ -72,13 +72,26 @@ def needed_range(queries: list[Any], start: int, end: int) -> tuple[int, int]:
 
 
 _PLANS: dict[str, Any] = {}
+_PLANS_KEPT = 8
 
 
 def compiled_plan(plan_raw: dict[str, Any]) -> Any:
-    """The compiled plan, once per executor process (plans are immutable per plan_id)."""
+    """The compiled plan, once per Python worker process and plan *content*.
+
+    The plan travels with every task (pickled in the ``mapInArrow`` closure);
+    each executor's Python workers compile it once. Workers are reused across
+    the jobs of a session, so the cache is keyed by a hash of the whole plan:
+    a plan edited under the same ``plan_id`` is compiled anew, never served
+    from an earlier job.
+    """
+    import hashlib
+
     from trendlake import engine
-    key = f"{plan_raw.get('plan_id')}:{plan_raw.get('workload_hash')}"
+
+    key = hashlib.sha256(json.dumps(plan_raw, sort_keys=True, default=str).encode("utf-8")).hexdigest()
     if key not in _PLANS:
+        if len(_PLANS) >= _PLANS_KEPT:
+            _PLANS.clear()
         _PLANS[key] = engine.load_plan(plan_raw)
     return _PLANS[key]
 

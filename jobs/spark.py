@@ -111,11 +111,14 @@ def get_spark(master: str | None = None, app_name: str = "trendlake") -> Any:
         # a local session listens on loopback only
         builder = builder.config("spark.driver.bindAddress", "127.0.0.1")
     else:
-        # executors on other hosts must reach the driver: bind every interface and
+        # executors on other hosts must reach the driver: bind $SPARK_LOCAL_IP (Spark's
+        # own variable; a loopback-only cluster sets 127.0.0.1) or every interface, and
         # advertise $SPARK_DRIVER_HOST (e.g. the Airflow container's service name)
-        builder = builder.config("spark.driver.bindAddress", "0.0.0.0")
-        if os.environ.get("SPARK_DRIVER_HOST"):
-            builder = builder.config("spark.driver.host", os.environ["SPARK_DRIVER_HOST"])
+        bind = os.environ.get("SPARK_LOCAL_IP") or "0.0.0.0"
+        builder = builder.config("spark.driver.bindAddress", bind)
+        host = os.environ.get("SPARK_DRIVER_HOST") or (bind if bind != "0.0.0.0" else None)
+        if host:
+            builder = builder.config("spark.driver.host", host)
     log.info("Spark session on %s", master)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(level)

@@ -8,6 +8,8 @@ partial rows must give ``engine.evaluate`` on the same events.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -107,3 +109,15 @@ def test_interval_keeps_only_windows_ending_inside() -> None:
     assert any(r["window_end"] <= START for r in every) and any(r["window_end"] > END for r in every)
     assert {r["query"] for r in want} == {"by_driver", "by_district", "everything"}
     assert_same_rows(run_batches(plan_raw, table, 16, START, END), want)
+
+
+def test_compiled_plan_cache_follows_the_plan_content() -> None:
+    """Executors keep compiled plans between tasks (Python workers are reused across jobs of a
+    session); a plan that differs in content under the same id must not get the old one."""
+    plan = optimizer.build_plan(optimizer.compile_workload(WORKLOAD), planner="none")
+    assert replay.compiled_plan(plan).queries["by_driver"].within == 10_000_000
+    edited = copy.deepcopy(plan)
+    edited["queries"][0]["window"] = {"within_us": 20_000_000, "slide_us": 5_000_000}
+    assert edited["plan_id"] == plan["plan_id"]
+    assert replay.compiled_plan(edited).queries["by_driver"].within == 20_000_000
+    assert replay.compiled_plan(plan) is replay.compiled_plan(copy.deepcopy(plan))  # still cached
