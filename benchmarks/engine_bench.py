@@ -30,10 +30,10 @@ Series:
 
 Strategies, all in this process on the same data, best of ``--repeats``:
 
-* ``twostep``: ``engine.reference.run`` on the ``Event`` list (enumerates trends);
-* ``greta``: ``engine.greta.run`` on the ``Event`` list;
-* ``cogra``: ``engine.cogra.run`` on the ``Event`` list;
-* ``cogra-columnar``: ``engine.cogra.run_columns`` on numpy columns (type
+* ``twostep``: ``engine.strategies.reference.run`` on the ``Event`` list (enumerates trends);
+* ``greta``: ``engine.strategies.greta.run`` on the ``Event`` list;
+* ``cogra``: ``engine.strategies.cogra.run`` on the ``Event`` list;
+* ``cogra-columnar``: ``engine.strategies.cogra.run_columns`` on numpy columns (type
   codes, µs time stamps, ``v``) with the plan's expressions vectorized.
 
 Building the inputs (``Event`` objects or numpy columns) is not timed. A
@@ -64,11 +64,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from trendlake.engine import cogra, greta, reference
 from trendlake.engine.events import Event
 from trendlake.engine.plan import load_plan
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import OVERFLOW, finalize, is_equal
+from trendlake.engine.strategies import cogra, greta, reference
 
 from trendlake import optimizer
 
@@ -465,7 +465,7 @@ def throughput(args: argparse.Namespace, log: Callable[[str], None]) -> list[dic
                         "events": len(stream),
                     }
                     for skip in (True, False):
-                        cogra.SKIP_SATURATED = skip
+                        cogra.kernel.SKIP_SATURATED = skip
                         try:
                             best, _, result = timed(
                                 runner("cogra-columnar", query, spec, stream),
@@ -473,7 +473,7 @@ def throughput(args: argparse.Namespace, log: Callable[[str], None]) -> list[dic
                                 args.repeat_budget,
                             )
                         finally:
-                            cogra.SKIP_SATURATED = True
+                            cogra.kernel.SKIP_SATURATED = True
                         key = "columnar" if skip else "columnar_no_overflow_skip"
                         entry[key] = {"best_s": best, "events_per_s": len(stream) / best}
                     overflowed = sum(1 for r in result.values() if r.trends != r.trends)
@@ -631,10 +631,10 @@ def main(argv: list[str] | None = None) -> int:
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "query": QUERY.format(t="t", w=WINDOW_S),
         "strategies": {
-            "twostep": "trendlake.engine.reference.run on Event objects (constructs every trend)",
-            "greta": "trendlake.engine.greta.run on Event objects",
-            "cogra": "trendlake.engine.cogra.run on Event objects",
-            "cogra-columnar": "trendlake.engine.cogra.run_columns on numpy columns, local predicates vectorized",
+            "twostep": "trendlake.engine.strategies.reference.run on Event objects (constructs every trend)",
+            "greta": "trendlake.engine.strategies.greta.run on Event objects",
+            "cogra": "trendlake.engine.strategies.cogra.run on Event objects",
+            "cogra-columnar": "trendlake.engine.strategies.cogra.run_columns on numpy columns, local predicates vectorized",
         },
         "stream": {
             "types": list(TYPES),

@@ -9,7 +9,6 @@ The engine reads only the plan JSON (docs/plan-format.md).
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -49,11 +48,10 @@ def _loader(module: str) -> Callable[[], Runner]:
 
 # strategy name -> loader of its ``run(query, events) -> {window index: WindowResult}``
 STRATEGIES: dict[str, Callable[[], Runner]] = {
-    "twostep": _loader("trendlake.engine.reference"),
-    "greta": _loader("trendlake.engine.greta"),
+    "twostep": _loader("trendlake.engine.strategies.reference"),
+    "greta": _loader("trendlake.engine.strategies.greta"),
+    "cogra": _loader("trendlake.engine.strategies.cogra"),
 }
-if importlib.util.find_spec("trendlake.engine.cogra") is not None:
-    STRATEGIES["cogra"] = _loader("trendlake.engine.cogra")
 
 
 def strategy_for(query: CompiledQuery, strategy: str) -> str:

@@ -10,7 +10,7 @@ query on the whole table instead:
 
 1. **Matching, vectorized.** Per variable of the query, the mask of events of
    its type passing its local predicates (numpy over the plan's expressions,
-   ``engine.cogra._local_mask``; row by row where numpy cannot be exact).
+   ``engine.expr.vector.local_mask``; row by row where numpy cannot be exact).
 2. **Pruning partitions that cannot hold a trend.** Every trend contains an
    event of a start variable, one of an end variable, and one of every
    *mandatory* variable (a positive variable on every template path from a
@@ -23,7 +23,7 @@ query on the whole table instead:
    event of the partition counts, so none is dropped.
 4. **Evaluating.** Type-grained queries (COGRA's kernel) run once over all
    remaining partitions, the kernel closing its windows at every partition
-   boundary (``engine.cogra._run_kernel`` with partition ids). Every other
+   boundary (``engine.strategies.cogra.kernel.run_kernel`` with partition ids). Every other
    query runs its strategy per remaining partition on ``Event`` objects built
    for the remaining events only.
 
@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from trendlake.engine.events import RESERVED, Event, _clean
 from trendlake.engine.expr import attributes
+from trendlake.engine.expr.vector import local_mask
 from trendlake.engine.plan import Plan, PlanError
 from trendlake.engine.query import CONTIGUOUS, CompiledQuery, Unsupported
 from trendlake.engine.results import WindowResult, merge_into
@@ -332,7 +333,11 @@ def _query_partials(
     query: CompiledQuery, spec: dict[str, Any] | None, cols: _Columns, ks: _KeySet, strategy: str
 ) -> Partials:
     import pyarrow as pa
-    from trendlake.engine import cogra, query_partials, strategy_for
+    from trendlake.engine import query_partials, strategy_for
+    from trendlake.engine.strategies import cogra
+    from trendlake.engine.strategies.cogra.kernel import run_kernel
+    from trendlake.engine.strategies.cogra.layout import Layout
+    from trendlake.engine.strategies.cogra.prepare import Types, prepared_from_masks
 
     try:  # "type": COGRA's kernel over all partitions at once
         mode = cogra.granularity_of(query) if strategy_for(query, strategy) == "cogra" else None
@@ -344,7 +349,7 @@ def _query_partials(
     n = len(rows)
     if n == 0:
         return {}
-    types = cogra._Types(ks.type_codes, cols.type_names, n)
+    types = Types(ks.type_codes, cols.type_names, n)
     if spec is None:
         names = list(cols.attr_names)
     else:
@@ -356,7 +361,7 @@ def _query_partials(
     for v, var in query.variables.items():
         if var.type not in type_masks:
             type_masks[var.type] = types.mask(var.type)
-        masks[v] = cogra._local_mask(query, v, type_masks[var.type], attrs, spec, cache)
+        masks[v] = local_mask(query, v, type_masks[var.type], attrs, spec, cache)
 
     def present_in(mask: np.ndarray) -> np.ndarray:
         """Per partition: does ``mask`` hold for one of its rows?"""
@@ -376,11 +381,11 @@ def _query_partials(
     positions = [query.partition_by.index(g) for g in query.group_by]
 
     if mode == "type":
-        layout = cogra._Layout.of(query)
-        prep = cogra.prepared_from_masks(
+        layout = Layout.of(query)
+        prep = prepared_from_masks(
             query, layout, [masks[v] for v in layout.vars], idx, ks.ts, attrs
         )
-        results = cogra._run_kernel(query, layout, prep, part_of)
+        results = run_kernel(query, layout, prep, part_of)
         values = ks.values(part for part, _ in results)
         partials: Partials = {}
         for (part, k), result in results.items():

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-STRATEGY_CHOICES = ("auto", "greta", "cogra", "twostep")  # cogra only where engine.cogra is installed
+STRATEGY_CHOICES = ("auto", "greta", "cogra", "twostep")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

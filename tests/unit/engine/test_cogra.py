@@ -1,6 +1,6 @@
-"""COGRA (engine.cogra) on the dissertation's worked examples and against the reference.
+"""COGRA (engine.strategies.cogra) on the dissertation's worked examples and against the reference.
 
-Differential tests compare COGRA with the two-step reference (``engine.reference``)
+Differential tests compare COGRA with the two-step reference (``engine.strategies.reference``)
 on random queries of every granularity: the engine-level random queries of
 ``tests/engine/test_greta.py`` (nested Kleene, aliases, negation, adjacent
 predicates, windows, aggregates), the same forced into each COGRA granularity
@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trendlake.engine import cogra, greta, reference
 from trendlake.engine.events import Event, make_events, partition
 from trendlake.engine.plan import load_plan
 from trendlake.engine.query import CompiledQuery, Unsupported
 from trendlake.engine.results import finalize, is_equal
+from trendlake.engine.strategies import cogra, greta, reference
 
 from tests.randomized import event_rows, queries
 from tests.unit.engine.handplans import SECOND, fig_2_3_query, query_spec
@@ -370,12 +370,12 @@ def test_large_counts_equal_greta(case: tuple[dict[str, Any], list[Event]]) -> N
     query = compiled(spec)
     want = greta.run(query, events)
     assert_rows_equal(query, cogra.run(query, events), want)
-    chunk = cogra.CHUNK
+    chunk = cogra.kernel.CHUNK
     try:
-        cogra.CHUNK = 3
+        cogra.kernel.CHUNK = 3
         assert_rows_equal(query, cogra.run(query, events), want)
     finally:
-        cogra.CHUNK = chunk
+        cogra.kernel.CHUNK = chunk
 
 
 # ---------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""GRETA (engine.greta) against the reference (worked examples: test_worked_examples.py).
+"""GRETA (engine.strategies.greta) against the reference (worked examples: test_worked_examples.py).
 
 The differential test builds random queries at the engine level: a random
 pattern tree of SEQ / + / NOT over 2-4 types is turned into a template by a
 small Glushkov construction below, with random local and adjacent predicates,
-windows, aggregates and semantics, and compared with ``engine.reference`` on
+windows, aggregates and semantics, and compared with ``engine.strategies.reference`` on
 random streams of at most 12 events with many equal time stamps.
 Long run: ``HYPOTHESIS_PROFILE=thorough pytest tests/engine/test_greta.py``.
 """
@@ -14,11 +14,11 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trendlake.engine import greta, reference
 from trendlake.engine.events import Event, make_events
 from trendlake.engine.plan import load_plan
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import finalize, is_equal
+from trendlake.engine.strategies import greta, reference
 
 from tests.unit.engine.handplans import SECOND, plan_of, query_spec
 from trendlake import engine

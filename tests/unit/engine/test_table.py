@@ -16,8 +16,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trendlake.engine import cogra
 from trendlake.engine.events import make_events
+from trendlake.engine.strategies import cogra
 from trendlake.engine.table import evaluate_table_partials, mandatory_variables
 
 from tests.randomized import event_rows, workloads

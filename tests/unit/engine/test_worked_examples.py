@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from trendlake.engine import cogra, greta, reference
 from trendlake.engine.events import make_events
+from trendlake.engine.strategies import cogra, greta, reference
 
 from tests.unit.engine.handplans import SECOND, fig_2_3_query, plan_of, query_spec
 from tests.unit.engine.test_greta import FIG_2_3, FIG_11_1, final, only, stream

@@ -1,0 +1,1 @@
+"""Per-query evaluation strategies: the two-step reference, GRETA and COGRA."""

@@ -1,0 +1,217 @@
+"""COGRA's kernel driver: bursts collapsed into steps, panes, open windows per pane."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from trendlake.engine.query import CompiledQuery
+from trendlake.engine.results import WindowResult
+from trendlake.engine.strategies.cogra.layout import LIMIT, Layout, frozen
+from trendlake.engine.strategies.cogra.prepare import Prepared
+
+CHUNK = 2048  # steps between checks whether a window's state saturated completely
+# skip the rest of a window whose state saturated completely (benchmarks switch it off)
+SKIP_SATURATED = True
+
+
+
+def segments(ts: np.ndarray, within: int, slide: int) -> np.ndarray:
+    """Pane number of each time stamp: panes are cut at every window start and end."""
+    q, r = np.divmod(ts, slide)
+    off = within % slide
+    if off == 0:
+        return q
+    return 2 * q + (r >= off)
+
+
+def run_kernel(
+    query: CompiledQuery, layout: Layout, prep: Prepared, kid: np.ndarray | None = None
+) -> dict[Any, WindowResult]:
+    """Results per window index of one partition; with ``kid`` (a non-decreasing
+    partition id per event) of many partitions at once, keyed ``(kid, window index)``:
+    no time-stamp group, step or pane spans two partitions, and every open window
+    closes where the next partition starts."""
+    ts, code = prep.ts, prep.code
+    n = len(ts)
+    if n == 0:
+        return {}
+    within, slide = query.within, query.slide
+    nv = len(layout.vars)
+    # time-stamp groups
+    newg = np.ones(n, dtype=bool)
+    newg[1:] = ts[1:] != ts[:-1]
+    if kid is not None:
+        newg[1:] |= kid[1:] != kid[:-1]
+    gstart = np.flatnonzero(newg)
+    ng = len(gstart)
+    gcode = code[gstart]
+    if ng < n:
+        gid = np.cumsum(newg) - 1
+        impure = np.zeros(ng, dtype=bool)
+        diff = code != gcode[gid]
+        if diff.any():
+            impure[gid[diff]] = True
+        gsize = np.diff(np.append(gstart, n))
+    else:
+        impure = np.zeros(ng, dtype=bool)
+        gsize = np.ones(ng, dtype=np.int64)
+    selfloop = np.asarray(layout.selfloop + [False], dtype=bool)  # index -1 -> False
+    special = impure | (gcode < 0) | ((gsize > 1) & selfloop[gcode])
+    gseg = segments(ts[gstart], within, slide)
+    gkid = kid[gstart] if kid is not None else None
+    brk = np.ones(ng, dtype=bool)
+    if ng > 1:
+        brk[1:] = special[1:] | special[:-1] | (gcode[1:] != gcode[:-1]) | (gseg[1:] != gseg[:-1])
+        if gkid is not None:
+            brk[1:] |= gkid[1:] != gkid[:-1]
+    sstart = np.flatnonzero(brk)
+    if len(sstart) < ng:  # cut bursts longer than LIMIT
+        sid = np.cumsum(brk) - 1
+        pos = np.arange(ng) - sstart[sid]
+        brk |= pos % LIMIT == 0
+        sstart = np.flatnonzero(brk)
+    ev_lo = gstart[sstart]
+    ev_hi = np.append(ev_lo[1:], n)
+    scode = gcode[sstart].copy()
+    sspecial = special[sstart]
+    scode[sspecial] = -1
+    kk = (ev_hi - ev_lo).astype(np.int64)
+    nsteps = len(scode)
+    # group steps: (variable, attribute values) per vertex, evaluated from the state before
+    groups: list[Any] = []
+    if sspecial.any():
+        attrs = layout.attrs
+        cols = prep.cols
+        for s in np.flatnonzero(sspecial).tolist():
+            infos = []
+            for e in range(int(ev_lo[s]), int(ev_hi[s])):
+                c = int(code[e])
+                vs = prep.multi[e] if c < 0 else [c]
+                values = {a: _item(cols[a][e]) for a in attrs}
+                infos.extend((v, values) for v in vs)
+            kk[s] = len(groups)
+            groups.append(infos)
+    # per-step attribute statistics of the events (for a variable's own sums / min / max)
+    lo_list = ev_lo.tolist()
+    hi_list = ev_hi.tolist()
+    code_list = scode.tolist()
+    per_attr = {}
+    for a_index, a in enumerate(layout.attrs):
+        kinds = {kind for kind, i in layout.stat_cols if i == a_index}
+        owners = {i for i in range(nv) if a in layout.own[i]}
+        per_attr[a_index] = _step_stats(
+            prep.cols[a], ev_lo, lo_list, hi_list, code_list, owners, kinds, nsteps
+        )
+    stats = [per_attr[a][kind] for kind, a in layout.stat_cols]
+    kk_list = kk.tolist()
+    rows, kernel = layout.instantiate(code_list, kk_list, stats, groups)
+    # panes: runs of steps in the same segment
+    sseg = gseg[sstart]
+    newseg = sseg[1:] != sseg[:-1]
+    if gkid is not None:
+        newseg |= gkid[sstart[1:]] != gkid[sstart[:-1]]
+    cut = np.flatnonzero(newseg) + 1
+    seg_lo = np.concatenate(([0], cut)).tolist()
+    seg_hi = np.concatenate((cut, [nsteps])).tolist()
+    seg_ts_arr = ts[ev_lo[seg_lo]]
+    seg_kid_arr = gkid[sstart[seg_lo]] if gkid is not None else None
+    # a pane with no step of a START variable (group steps may hold one) leaves an all-zero
+    # window state all-zero: windows open at the first such pane and zero states are skipped
+    starts = np.asarray(layout.start + [True], dtype=bool)  # index -1 (group step) -> True
+    seg_start_arr = np.logical_or.reduceat(starts[scode], seg_lo)
+    # panes after every window opened by an earlier START pane (same partition) closed: skipped
+    last = np.maximum.accumulate(np.where(seg_start_arr, np.arange(len(seg_lo)), -1))
+    since = np.maximum(last, 0)
+    alive = (last >= 0) & ((seg_ts_arr[since] // slide) * slide + within > seg_ts_arr)
+    if seg_kid_arr is not None:
+        alive &= seg_kid_arr[since] == seg_kid_arr
+    visit = np.flatnonzero(alive).tolist()
+    seg_ts = seg_ts_arr.tolist()
+    seg_kid = seg_kid_arr.tolist() if seg_kid_arr is not None else None
+    seg_start = seg_start_arr.tolist()
+    zero = layout.zero
+    frozen_ok = layout.frozen_ok and SKIP_SATURATED
+    result = layout.result
+    states: dict[int, tuple] = {}  # open windows, in increasing order
+    out: dict[Any, WindowResult] = {}
+    part: Any = None  # the partition of the open windows (keyed runs)
+
+    def close(k: int) -> None:
+        st = states.pop(k)
+        if st is zero:
+            return
+        r = result(st)
+        if r is not None:
+            out[k if seg_kid is None else (part, k)] = r
+
+    for i in visit:
+        lo, hi, t = seg_lo[i], seg_hi[i], seg_ts[i]
+        if seg_kid is not None and seg_kid[i] != part:
+            for k in list(states):
+                close(k)
+            part = seg_kid[i]
+        kmin = (t - within) // slide + 1
+        while states:
+            k = next(iter(states))
+            if k >= kmin:
+                break
+            close(k)
+        if seg_start[i]:
+            for k in range(kmin, t // slide + 1):
+                if k not in states:
+                    states[k] = zero
+        step = CHUNK if frozen_ok else hi - lo
+        for c in range(lo, hi, step):
+            live = [
+                k
+                for k, st in states.items()
+                if (st is not zero or seg_start[i]) and not (frozen_ok and frozen(st))
+            ]
+            if not live:
+                break
+            block = rows(c, min(hi, c + step))
+            if len(live) > 1:
+                block = list(block)  # the pane's steps, shared by its open windows
+            for k in live:
+                states[k] = kernel(states[k], block)
+    for k in list(states):
+        close(k)
+    return out
+
+
+def _item(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _step_stats(
+    col: Any,
+    ev_lo: np.ndarray,
+    lo_list: list[int],
+    hi_list: list[int],
+    code_list: list[int],
+    owners: set[int],
+    kinds: set[str],
+    nsteps: int,
+) -> dict[str, list[Any]]:
+    """Per step: sum (S), min (MN) and max (MX) of the attribute over the step's events;
+    only meaningful for steps of the variables in ``owners``."""
+    if isinstance(col, np.ndarray) and nsteps:
+        n = len(col)
+        if not (
+            col.dtype.kind in "iu" and "S" in kinds and n and int(np.abs(col).max()) * n >= 2**63
+        ):
+            ufunc = {"S": np.add, "MN": np.minimum, "MX": np.maximum}
+            return {kind: ufunc[kind].reduceat(col, ev_lo).tolist() for kind in kinds}
+        col = col.tolist()
+    out: dict[str, list[Any]] = {kind: [0] * nsteps for kind in kinds}
+    fns = {"S": sum, "MN": min, "MX": max}
+    for s, (lo, hi, c) in enumerate(zip(lo_list, hi_list, code_list, strict=True)):
+        if c not in owners:
+            continue
+        values = [_item(x) for x in col[lo:hi]]
+        for kind in kinds:
+            out[kind][s] = fns[kind](values)
+    return out
+
+

@@ -1,0 +1,326 @@
+"""COGRA's type-grained window state: its flat layout and the generated step code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from trendlake.engine.query import CompiledQuery
+from trendlake.engine.results import CAP, NAN, WindowResult, sat, scale
+
+SUM_BOUND = CAP * CAP  # as engine.greta: a partial sum beyond it is NaN (overflow)
+LIMIT = 120  # longest burst collapsed into one step (2**LIMIT * CAP**2 stays far below float range)
+POW = [1 << k for k in range(LIMIT + 1)]
+HALF = [0] + [1 << (k - 1) for k in range(1, LIMIT + 1)]
+
+
+
+class Layout:
+    """Type-grained state layout of a query and its compiled kernel.
+
+    The state of one window is a flat tuple: per positive variable V (in
+    pattern order) ``count(V)``, then ``count_E(V)`` per COUNT(E) variable,
+    ``sum(V)`` per SUM key, ``min(V)`` per MIN key, ``max(V)`` per MAX key.
+    """
+
+    _cache: dict[int, Layout] = {}
+
+    @classmethod
+    def of(cls, query: CompiledQuery) -> Layout:
+        layout = cls._cache.get(id(query))
+        if layout is None or layout.query is not query:
+            layout = cls(query)
+            if len(cls._cache) > 256:
+                cls._cache.clear()
+            cls._cache[id(query)] = layout
+        return layout
+
+    def __init__(self, query: CompiledQuery) -> None:
+        self.query = query
+        q = query
+        self.vars = list(q.positive)
+        self.index = {v: i for i, v in enumerate(self.vars)}
+        needs = q.needs
+        self.cvars = sorted(needs.counts)
+        self.skeys = sorted(needs.sums)
+        self.nkeys = sorted(needs.mins)
+        self.xkeys = sorted(needs.maxs)
+        nv = len(self.vars)
+        self.stride = 1 + len(self.cvars) + len(self.skeys) + len(self.nkeys) + len(self.xkeys)
+        self.o_w = 1
+        self.o_z = self.o_w + len(self.cvars)
+        self.o_n = self.o_z + len(self.skeys)
+        self.o_x = self.o_n + len(self.nkeys)
+        self.start = [v in q.start for v in self.vars]
+        self.end = [i for i, v in enumerate(self.vars) if v in q.end]
+        self.preds: list[list[int]] = []
+        self.ok = True
+        for v in self.vars:
+            srcs = [self.index[t.src] for t in q.predecessors[v]]
+            if len(set(srcs)) != len(srcs):
+                self.ok = False  # a repeated transition: not a Glushkov template
+            self.preds.append(srcs)
+        self.selfloop = [i in self.preds[i] for i in range(nv)]
+        self.others = [[p for p in self.preds[i] if p != i] for i in range(nv)]
+        # per variable: the attributes its own events contribute (sum / min / max)
+        self.attrs = sorted({a for _, a in self.skeys + self.nkeys + self.xkeys})
+        self.own: list[list[str]] = [
+            sorted({a for v, a in self.skeys + self.nkeys + self.xkeys if v == var})
+            for var in self.vars
+        ]
+        # per-step statistics the kernel reads: (kind, attribute index), kind S / MN / MX
+        self.stat_cols = [
+            (kind, a)
+            for a, attr in enumerate(self.attrs)
+            for kind, keys in (("S", self.skeys), ("MN", self.nkeys), ("MX", self.xkeys))
+            if any(k_attr == attr for _, k_attr in keys)
+        ]
+        self.size = nv * self.stride
+        zero: list[Any] = []
+        for _ in range(nv):
+            zero += [0] * (self.o_n) + [None] * (self.stride - self.o_n)
+        self.zero = tuple(zero)
+        self.frozen_ok = not (self.nkeys or self.xkeys)
+        self._make: Callable[..., Any] | None = None
+        self._result: Callable[[tuple], WindowResult | None] | None = None
+
+    # -- generated step code ------------------------------------------------
+
+    def source(self) -> str:
+        """Python source of ``make(code, kk, <stat columns>, G, grp)`` returning ``(rows, kernel)``:
+        ``rows(lo, hi)`` iterates steps lo..hi, ``kernel(state, rows)`` applies them to a state."""
+        nv = len(self.vars)
+        state = ", ".join(self.state_names()) + ","
+        cols = [f"{kind}{a}" for kind, a in self.stat_cols]
+        params = ", ".join(["code", "kk", *cols, "G", "grp"])
+        loop_vars = ", ".join(["v_", "k", *[c.lower() + "_" for c in cols]])
+        slices = ", ".join(f"{c}[lo:hi]" for c in ["code", "kk", *cols])
+        out = [
+            f"def make({params}):",
+            "    def rows(lo, hi):",
+            f"        return zip({slices})",
+            "    def kernel(st, block):",
+            f"        {state} = st",
+            f"        for {loop_vars} in block:",
+        ]
+        first = True
+        for i in range(nv):
+            body = self._branch(i)
+            out.append(f"            {'if' if first else 'elif'} v_ == {i}:")
+            first = False
+            out += ["                " + line for line in body]
+        out.append("            else:")
+        out.append(f"                {state} = grp(G[k], ({state}))")
+        out.append(f"        return ({state})")
+        out.append("    return rows, kernel")
+        return "\n".join(out) + "\n"
+
+    def _branch(self, i: int) -> list[str]:
+        others = self.others[i]
+        var = self.vars[i]
+        terms = (["1"] if self.start[i] else []) + [f"c{p}" for p in others]
+        if not terms:
+            return ["pass"]  # never reached by a trend
+        lines = [f"s = {' + '.join(terms)}"]
+        loop = self.selfloop[i]
+        if loop:
+            lines += [f"u = c{i} + s", "if u:"]
+            body = ["P = POW[k]", f"c{i} = u * P - s", f"if c{i} > CAP: c{i} = NAN"]
+        else:
+            lines += ["if s:"]
+            body = [f"c{i} = c{i} + k * s", f"if c{i} > CAP: c{i} = NAN"]
+        for j, e in enumerate(self.cvars):
+            sw = " + ".join(f"w{p}_{j}" for p in others) or "0"
+            own = e == var
+            if loop:
+                expr = f"(w{i}_{j} + sw) * P - sw" + (" + k * HALF[k] * u" if own else "")
+            else:
+                expr = f"w{i}_{j} + k * sw" + (" + k * s" if own else "")
+            body += [f"sw = {sw}", f"w{i}_{j} = {expr}", f"if w{i}_{j} > CAP: w{i}_{j} = NAN"]
+        for j, (e, attr) in enumerate(self.skeys):
+            sz = " + ".join(f"z{p}_{j}" for p in others) or "0"
+            own = e == var
+            a = self.attrs.index(attr)
+            if loop:
+                body += [f"sz = {sz}", f"t = (z{i}_{j} + sz) * P - sz"]
+                if own:
+                    body += [f"if s{a}_: t = t + HALF[k] * u * s{a}_"]
+            else:
+                body += [f"sz = {sz}", f"t = z{i}_{j} + k * sz" if sz != "0" else f"t = z{i}_{j}"]
+                if own:
+                    body += [f"if s{a}_: t = t + s * s{a}_"]
+            body += [f"z{i}_{j} = t if -SB <= t <= SB else NAN"]
+        for prefix, keys, col, fn in (
+            ("n", self.nkeys, "mn", "min_present"),
+            ("x", self.xkeys, "mx", "max_present"),
+        ):
+            for j, (e, attr) in enumerate(keys):
+                own = e == var
+                a = self.attrs.index(attr)
+                body.append(f"m = {prefix}{i}_{j}")
+                for p in others:
+                    body.append(f"m = {fn}(m, {prefix}{p}_{j})")
+                if own:
+                    body.append(f"m = {fn}(m, {col}{a}_)")
+                body.append(f"{prefix}{i}_{j} = m")
+        lines += ["    " + b for b in body]
+        return lines
+
+    def _compile(self) -> None:
+        namespace: dict[str, Any] = {
+            "POW": POW,
+            "HALF": HALF,
+            "CAP": CAP,
+            "NAN": NAN,
+            "SB": SUM_BOUND,
+            "WR": WindowResult,
+            "sat": sat,
+            "sum_sat": sum_sat,
+            "min_present": min_present,
+            "max_present": max_present,
+        }
+        source = self.source() + "\n\n" + self.result_source()
+        exec(compile(source, f"<cogra kernel {self.query.name}>", "exec"), namespace)
+        self._make = namespace["make"]
+        self._result = namespace["result"]
+
+    def instantiate(
+        self, code: list, kk: list, stats: list[list], groups: list
+    ) -> tuple[Callable[..., Any], Callable[..., tuple]]:
+        if self._make is None:
+            self._compile()
+        assert self._make is not None
+        return self._make(code, kk, *stats, groups, self.group_step)
+
+    # -- a group of simultaneous events (generic, from the state before the group) --
+
+    def group_step(self, infos: list[tuple[int, dict[str, Any]]], st: tuple) -> tuple:
+        stride, o_w, o_z, o_n, o_x = self.stride, self.o_w, self.o_z, self.o_n, self.o_x
+        out = list(st)
+        for v, values in infos:
+            preds = self.preds[v]
+            n: Any = 1 if self.start[v] else 0
+            for p in preds:
+                n += st[p * stride]
+            if not n:
+                continue
+            var = self.vars[v]
+            base = v * stride
+            out[base] += n
+            for j, e in enumerate(self.cvars):
+                w = n if e == var else 0
+                for p in preds:
+                    w += st[p * stride + o_w + j]
+                out[base + o_w + j] += w
+            for j, (e, attr) in enumerate(self.skeys):
+                z: Any = scale(values[attr], n) if e == var else 0
+                for p in preds:
+                    z += st[p * stride + o_z + j]
+                out[base + o_z + j] += z
+            for j, (e, attr) in enumerate(self.nkeys):
+                m = out[base + o_n + j]
+                for p in preds:
+                    m = min_present(m, st[p * stride + o_n + j])
+                if e == var:
+                    m = min_present(m, values[attr])
+                out[base + o_n + j] = m
+            for j, (e, attr) in enumerate(self.xkeys):
+                m = out[base + o_x + j]
+                for p in preds:
+                    m = max_present(m, st[p * stride + o_x + j])
+                if e == var:
+                    m = max_present(m, values[attr])
+                out[base + o_x + j] = m
+        for v in range(len(self.vars)):
+            base = v * stride
+            for i in range(base, base + o_z):
+                out[i] = sat(out[i])
+            for i in range(base + o_z, base + o_n):
+                out[i] = sum_sat(out[i])
+        return tuple(out)
+
+    # -- reading a window's result --------------------------------------------
+
+    def state_names(self) -> list[str]:
+        names = []
+        for i in range(len(self.vars)):
+            names.append(f"c{i}")
+            names += [f"w{i}_{j}" for j in range(len(self.cvars))]
+            names += [f"z{i}_{j}" for j in range(len(self.skeys))]
+            names += [f"n{i}_{j}" for j in range(len(self.nkeys))]
+            names += [f"x{i}_{j}" for j in range(len(self.xkeys))]
+        return names
+
+    def result_source(self) -> str:
+        """Python source of ``result(state) -> WindowResult | None`` (sums over the END variables)."""
+        state = ", ".join(self.state_names()) + ","
+        ends = self.end
+        total = " + ".join(f"c{v}" for v in ends) or "0"
+        out = [
+            "def result(st):",
+            f"    {state} = st",
+            f"    t = {total}",
+            "    if t > CAP: t = NAN",
+            "    if not t: return None",
+            "    counts = {"
+            + ", ".join(
+                f"{e!r}: sat({' + '.join(f'w{v}_{j}' for v in ends)})"
+                for j, e in enumerate(self.cvars)
+            )
+            + "}",
+            "    sums = {"
+            + ", ".join(
+                f"{key!r}: sum_sat({' + '.join(f'z{v}_{j}' for v in ends)})"
+                for j, key in enumerate(self.skeys)
+            )
+            + "}",
+            "    mins = {}",
+            "    maxs = {}",
+        ]
+        for prefix, keys, fn, target in (
+            ("n", self.nkeys, "min_present", "mins"),
+            ("x", self.xkeys, "max_present", "maxs"),
+        ):
+            for j, key in enumerate(keys):
+                out.append("    m = None")
+                out += [f"    m = {fn}(m, {prefix}{v}_{j})" for v in ends]
+                out.append(f"    if m is not None: {target}[{key!r}] = m")
+        out.append("    return WR(t, counts, sums, mins, maxs)")
+        return "\n".join(out) + "\n"
+
+    def result(self, st: tuple) -> WindowResult | None:
+        if self._result is None:
+            self._compile()
+        return self._result(st)
+
+
+def min_present(a: Any, b: Any) -> Any:
+    if b is None:
+        return a
+    if a is None or b < a:
+        return b
+    return a
+
+
+def max_present(a: Any, b: Any) -> Any:
+    if b is None:
+        return a
+    if a is None or b > a:
+        return b
+    return a
+
+
+def sum_sat(value: Any) -> Any:
+    if value > SUM_BOUND or value < -SUM_BOUND:
+        return NAN
+    return value
+
+
+def frozen(st: tuple) -> bool:
+    """Every value saturated: no later event can change the state."""
+    for x in st:
+        if x == x:
+            return False
+    return True
+
+
