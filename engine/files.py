@@ -95,12 +95,31 @@ def _read_csv(path: Path) -> Any:
         raise EventFileError(f"{path}: not UTF-8 text ({err.reason})") from None
     if invalid:
         row = min(invalid, key=lambda r: r.number if r.number is not None else sys.maxsize)
-        line = f"line {row.number}" if row.number is not None else "a row"
+        line = f"line {row.number}" if row.number is not None else _line_with_fields_other_than(path, len(header))
         raise EventFileError(
             f"{path}: {line}: {row.actual_columns} fields where the header has {row.expected_columns}"
         )
     _check_utf8(path, table)
     return table
+
+
+def _line_with_fields_other_than(path: Path, count: int) -> str:
+    """'line N' of the first record without ``count`` fields (parallel reads do not number rows)."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh)
+            last = 0
+            for record in reader:
+                if record and len(record) != count:
+                    return f"line {last + 1}"
+                last = reader.line_num
+    except (csv.Error, UnicodeDecodeError):
+        pass
+    finally:
+        csv.field_size_limit(limit)
+    return "a row"
 
 
 def _check_utf8(path: Path, table: Any) -> None:
@@ -164,6 +183,9 @@ def _read_json_as_text(path: Path) -> Any:
                 raise EventFileError(f"{path}: line {line_no}: expected a JSON object per line")
             for key, value in row.items():
                 col = columns.setdefault(key, [None] * count)
+                if isinstance(value, (dict, list)):
+                    what = "a JSON object" if isinstance(value, dict) else "a JSON list"
+                    raise EventFileError(f"{path}: line {line_no}: column '{key}': {what} where a single value belongs")
                 if value is None:
                     col.append(None)
                 elif isinstance(value, str):
@@ -349,4 +371,16 @@ def _inferred(col: Any, name: str, where: Callable[[int], str]) -> Any:
         typed = types.cast_column(text, kind_name, name)
         if not typed.bad.any():
             return typed.values
+    # numbers and text in one column: a comparison with a number would silently be false
+    # for every value, so say so instead of guessing
+    present = types._np_bool(text.is_valid())
+    numbers = present & ~typed.bad
+    if numbers.any():
+        first_text = int(np.flatnonzero(typed.bad)[0])
+        first_number = int(np.flatnonzero(numbers)[0])
+        raise EventFileError(
+            f"{where(first_text)}: column '{name}': {text[first_text].as_py()!r} is not a number, but "
+            f"{where(first_number).rsplit(': ', 1)[-1]} holds {text[first_number].as_py()!r}: "
+            f"declare the column's type in a stream schema (--stream)"
+        )
     return text
