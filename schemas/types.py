@@ -8,6 +8,7 @@ implementation. It imports neither Spark nor pandas.
 Attributes (``long``, ``double``, ``string``, ``boolean``):
 
 - A missing value (null, or empty text) is missing, for every kind.
+- "Trimmed" removes ASCII blanks (space, tab, CR, LF, VT, FF) at both ends.
 - ``long``: the trimmed text is an integer (``[+-]digits``) within 64 bits, or
   a decimal number (``DECIMAL``) whose value is integral (``3.0``, ``1e3``)
   and below 2**63 in magnitude. ``3.5``, ``abc``, ``nan`` do not fit.
@@ -200,7 +201,7 @@ def cast_column(arr: Any, kind: str, name: str) -> Typed:
         if fast is not None:
             return Typed(fast, np.zeros(n, dtype=bool), _no_reason)
     present = _np_bool(text.is_valid())
-    trimmed = pc.utf8_trim_whitespace(text)
+    trimmed = pc.ascii_trim_whitespace(text)
     if kind == "boolean":
         lower = pc.utf8_lower(trimmed)
         is_true = _np_bool(pc.is_in(lower, pa.array(TRUE_WORDS)))
@@ -359,7 +360,7 @@ def parse_time(arr: Any, unit: str = DEFAULT_TIME_UNIT, name: str = "ts") -> Typ
     fast = _plain_integers(text, "long")
     if fast is not None:
         return parse_time(fast, unit, name)
-    trimmed = pc.utf8_trim_whitespace(text)
+    trimmed = pc.ascii_trim_whitespace(text)
     present = _np_bool(pc.not_equal(trimmed, ""))
     decimal = present & _np_bool(pc.match_substring_regex(trimmed, DECIMAL))
     if decimal.any():
@@ -483,7 +484,14 @@ def _utc_year(us: int) -> int:
 
 
 def _iso_range_reason(name: str, arr: Any, i: int, us: np.ndarray) -> str:
-    return implausible_iso_reason(name, str(arr[i].as_py()), _utc_year(int(us[i])))
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        shown = pc.cast(arr.slice(i, 1), pa.string())[0].as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        shown = f"{arr.slice(i, 1).cast(pa.int64())[0].as_py()} {arr.type.unit} since 1970"
+    return implausible_iso_reason(name, shown, _utc_year(int(us[i])))
 
 
 def _range_check(us: np.ndarray, ok: np.ndarray, reasons: dict[int, str], reason: Callable[[int], str]) -> None:
