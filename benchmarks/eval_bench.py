@@ -2,7 +2,8 @@
 
 The event file (``--events``, 1,000,000 by default) cycles types through
 ``AABBBBCN``, has ``ts = i // 20`` seconds (20 events per time stamp), ``x``
-(``i % 10``, or seeded random 0..9 with ``--random-x``) and ``g = i % 50``.
+(``i % 10``, or seeded random 0..9 with ``--random-x``) and ``g`` seeded random
+in 0..49 (so events of one group share time stamps).
 Measured, each ``--repeat`` times (median kept, every time recorded):
 
 - ``baseline``: ``pyarrow.csv.read_csv`` of the file plus ``value_counts`` of ``type``;
@@ -69,7 +70,7 @@ def write_events(path: Path, n: int, *, random_x: bool = False, seed: int = 7, c
                 "type": pa.array(names[i % len(TYPES)]),
                 "ts": pa.array(i // 20),
                 "x": pa.array(x),
-                "g": pa.array(i % 50),
+                "g": pa.array(rng.integers(0, 50, len(i))),
             }))
 
 

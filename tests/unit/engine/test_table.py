@@ -155,3 +155,41 @@ def test_partitions_meeting_at_one_time_stamp_stay_apart() -> None:
     })
     got = finished(plan, evaluate_table_partials(plan, table, strategy="cogra", sorted_by=["k"]))
     assert [(r["k"], r["COUNT(*)"], r["COUNT(A)"]) for r in got] == [("a", 3, 4), ("b", 1, 1)]
+
+
+@st.composite
+def crowded_rows(draw: st.DrawFn) -> list[dict]:
+    """Many events on few time stamps: bursts of one Kleene variable and mixed types at one
+    time stamp (the columnar kernel's simultaneous steps), in a few partitions."""
+    n = draw(st.integers(1, 40))
+    stamps = draw(st.integers(1, 5))
+    rows = []
+    for i in range(n):
+        row = {"type": draw(st.sampled_from(["A", "B", "C", "D"])), "ts": draw(st.integers(0, stamps)),
+               "seq": i, "g": draw(st.integers(0, 1))}
+        for attr in ("x", "y"):
+            if draw(st.integers(0, 5)):
+                row[attr] = draw(st.integers(-2, 3))
+        rows.append(row)
+    rows.sort(key=lambda r: (r["ts"], r["seq"]))
+    return rows
+
+
+CROWDED = [
+    "QUERY q RETURN COUNT(*), SUM(B.x), AVG(B.x) PATTERN SEQ(A, B+, C) WITHIN 4 seconds SLIDE 2 seconds;",
+    "QUERY q RETURN g, COUNT(*), COUNT(B), MIN(B.x), MAX(A.y) PATTERN SEQ(A+, B+) GROUP-BY g WITHIN 3 seconds;",
+    "QUERY q RETURN COUNT(*), SUM(A.x), SUM(C.y) PATTERN SEQ(A, B, C+) WHERE A.x > 0 WITHIN 5 seconds SLIDE 1 seconds;",
+    "QUERY q RETURN COUNT(*) PATTERN SEQ(A+, B)+ WITHIN 5 seconds;",
+    "QUERY q RETURN g, COUNT(*), SUM(B.y) PATTERN SEQ(A, B+, C+, D) GROUP-BY g WITHIN 6 seconds SLIDE 3 seconds;",
+]
+
+
+@pytest.mark.parametrize("text", CROWDED)
+@settings(deadline=None, max_examples=60)
+@given(rows=crowded_rows())
+def test_many_events_per_time_stamp_equal_the_two_step_reference(text: str, rows: list[dict]) -> None:
+    """The columnar path with COGRA's kernel against the reference (no shared code path)."""
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    want = finished(plan, engine.evaluate_partials(plan, make_events(rows), strategy="twostep"))
+    got = finished(plan, evaluate_table_partials(plan, as_table(rows), strategy="auto"))
+    assert rows_equal(got, want), f"{text}\n{rows}\ngot  {got}\nwant {want}"
