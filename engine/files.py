@@ -51,16 +51,12 @@ def read_event_table(path: str | Path, stream_schema: dict[str, Any] | None = No
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise EventFileError(f"{path}: unknown event file format {path.suffix!r} (use .csv, .jsonl or .parquet)")
+    # the raw table is referenced by ``_typed`` alone, which drops each column once typed
     if fmt == "csv":
-        raw = _read_csv(path)
-        where = _CsvLines(path)
-    elif fmt == "json":
-        raw = _read_json(path)
-        where = _JsonLines(path)
-    else:
-        raw = _read_parquet(path)
-        where = _ParquetRows(path)
-    return _typed(raw, stream_schema, where)
+        return _typed(_read_csv(path), stream_schema, _CsvLines(path))
+    if fmt == "json":
+        return _typed(_read_json(path), stream_schema, _JsonLines(path))
+    return _typed(_read_parquet(path), stream_schema, _ParquetRows(path))
 
 
 # ---------------------------------------------------------------------- reading
@@ -299,6 +295,8 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
         raise EventFileError(f"{where(first)}: column '{time_col}': missing timestamp")
 
     columns: dict[str, Any] = {"type": etype, "ts": ts.values}
+    del ts  # its reasons hold the raw text
+    raw = raw.drop_columns([time_col])
     if "seq" in raw.column_names and schema is None:
         seq = types.cast_column(raw.column("seq"), "long", "seq")
         _raise_bad(seq, where, "seq")
@@ -319,13 +317,18 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
                 values = col.values
             _raise_bad(col, where, name)
             columns[name] = values
+            raw = raw.drop_columns([name])
     else:
         for name in raw.column_names:
             if name in RESERVED or name in (type_col, time_col):
                 continue
             _refuse_nested(raw, name, where)
             columns[name] = _inferred(raw.column(name), name, where)
-    return pa.table(columns) if n else pa.table({k: v.slice(0, 0) for k, v in columns.items()})
+            raw = raw.drop_columns([name])
+    del raw
+    table = pa.table(columns) if n else pa.table({k: v.slice(0, 0) for k, v in columns.items()})
+    pa.default_memory_pool().release_unused()  # the raw text's memory back to the system
+    return table
 
 
 def _raise_bad(typed: types.Typed, where: Callable[[int], str], column: str) -> None:

@@ -114,9 +114,9 @@ class _Columns:
             raise ValueError("ts has missing values")
         self.ts = np.asarray(ts.to_numpy(), dtype=np.int64)
         if "seq" in table.column_names and table.column("seq").null_count == 0:
-            self.seq = np.asarray(table.column("seq").to_numpy(), dtype=np.int64)
+            self._seq: np.ndarray | None = np.asarray(table.column("seq").to_numpy(), dtype=np.int64)
         else:
-            self.seq = np.arange(self.n, dtype=np.int64)
+            self._seq = None  # row order: made only when needed
         types = table.column("type")
         if isinstance(types, pa.ChunkedArray):
             types = types.combine_chunks()
@@ -127,6 +127,29 @@ class _Columns:
         self.attr_names = [c for c in table.column_names if c not in RESERVED]
         self._arrays: dict[str, np.ndarray] = {}
         self._numeric: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+        self._ordered: bool | None = None
+
+    @property
+    def seq(self) -> np.ndarray:
+        """The ``seq`` column, or the row number where the table has none."""
+        if self._seq is None:
+            self._seq = np.arange(self.n, dtype=np.int64)
+        return self._seq
+
+    def time_ordered(self) -> bool:
+        """Rows already in (ts, seq) order."""
+        if self._ordered is None:
+            ts = self.ts
+            if self.n < 2:
+                self._ordered = True
+            elif self._seq is None:
+                self._ordered = bool(np.all(ts[1:] >= ts[:-1]))
+            else:
+                seq = self._seq
+                self._ordered = bool(
+                    np.all((ts[1:] > ts[:-1]) | ((ts[1:] == ts[:-1]) & (seq[1:] > seq[:-1])))
+                )
+        return self._ordered
 
     def array(self, name: str) -> np.ndarray:
         """Numeric columns without nulls (and floats, nulls as NaN) as numbers, others as objects."""
@@ -172,6 +195,42 @@ def referenced_attributes(spec: dict[str, Any]) -> set[str]:
     return found
 
 
+KERNEL_CHUNK = 1 << 20  # events per kernel call (whole partitions, so a chunk may be larger)
+
+
+def partition_chunks(part_of: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` ranges of a non-decreasing partition id array, about ``size`` long,
+    never splitting a partition."""
+    n = len(part_of)
+    out = []
+    lo = 0
+    while lo < n:
+        hi = min(n, lo + size)
+        if hi < n:
+            hi = int(np.searchsorted(part_of, part_of[hi - 1], side="right"))
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def _stable_key_order(table: Any, keys: Sequence[str]) -> np.ndarray:
+    """Row order by ``keys`` (nulls last), equal keys in table order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(keys) == 1:
+        col = table.column(keys[0])
+        if pa.types.is_integer(col.type) and col.null_count == 0:
+            return np.argsort(np.asarray(col.to_numpy()), kind="stable").astype(np.int64, copy=False)
+    if not keys:
+        return np.arange(table.num_rows, dtype=np.int64)
+    # Arrow's sort is stable
+    return np.asarray(
+        pc.sort_indices(table.select(list(keys)), sort_keys=[(k, "ascending") for k in keys]).to_numpy(),
+        dtype=np.int64,
+    )
+
+
 class _KeySet:
     """The rows of a table that belong to a partition of ``keys``, in (key, ts, seq) order."""
 
@@ -199,16 +258,22 @@ class _KeySet:
             rows = np.arange(n, dtype=np.int64) if self.identity else np.flatnonzero(present)
         else:
             order_keys = [(k, "ascending") for k in keys]
-            sort_table = pa.table(
-                {**{k: table.column(k) for k in keys}, "__ts": cols.ts, "__seq": cols.seq}
-            )
-            order = np.asarray(
-                pc.sort_indices(
-                    sort_table, sort_keys=[*order_keys, ("__ts", "ascending"), ("__seq", "ascending")]
-                ).to_numpy(),
-                dtype=np.int64,
-            )
-            rows = order[present[order]]
+            if cols.time_ordered():
+                # rows already in (ts, seq) order (an event file): a stable sort by the keys
+                # alone keeps that order within each partition
+                order = _stable_key_order(table, keys)
+            else:
+                sort_table = pa.table(
+                    {**{k: table.column(k) for k in keys}, "__ts": cols.ts, "__seq": cols.seq}
+                )
+                order = np.asarray(
+                    pc.sort_indices(
+                        sort_table, sort_keys=[*order_keys, ("__ts", "ascending"), ("__seq", "ascending")]
+                    ).to_numpy(),
+                    dtype=np.int64,
+                )
+            rows = order if present.all() else order[present[order]]
+            del order
         self.rows = rows
         self.ts = cols.ts if self.identity else cols.ts[rows]
         self.type_codes = cols.type_codes if self.identity else cols.type_codes[rows]
@@ -382,16 +447,19 @@ def _query_partials(
 
     if mode == "type":
         layout = Layout.of(query)
-        prep = prepared_from_masks(
-            query, layout, [masks[v] for v in layout.vars], idx, ks.ts, attrs
-        )
-        results = run_kernel(query, layout, prep, part_of)
-        values = ks.values(part for part, _ in results)
+        var_masks = [masks[v] for v in layout.vars]
         partials: Partials = {}
-        for (part, k), result in results.items():
-            if result.trends:
-                group = tuple(values[part][i] for i in positions)
-                merge_into(partials, (group, k), result)
+        # whole partitions at a time, about KERNEL_CHUNK events each: the kernel's
+        # per-event arrays then stay small next to the table
+        for lo, hi in partition_chunks(part_of, KERNEL_CHUNK):
+            prep = prepared_from_masks(query, layout, var_masks, idx[lo:hi], ks.ts, attrs)
+            results = run_kernel(query, layout, prep, part_of[lo:hi])
+            del prep
+            values = ks.values(part for part, _ in results)
+            for (part, k), result in results.items():
+                if result.trends:
+                    group = tuple(values[part][i] for i in positions)
+                    merge_into(partials, (group, k), result)
         return partials
 
     # every other query: its strategy per remaining partition, on Event objects

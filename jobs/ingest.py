@@ -1,9 +1,11 @@
 """The ingest job: raw event files in a landing folder -> bronze, quarantine and the ingest log.
 
 Each new file (CSV with a header, JSON lines, Parquet; sorted by name) is
-read by Spark, every row numbered by its 1-based line in the file (row index
-for Parquet), validated against the stream schema in Spark (the first failing
-rule is the row's ``reason``), and split: good rows -> ``bronze/<stream>``,
+read by Spark (CSV as RFC 4180: a quoted field may span lines), every row
+numbered by its 1-based line in the file (record number for CSV, row index for
+Parquet), typed and validated against the stream schema in Spark by the typing
+rules of ``trendlake.schemas.types`` (the first failing rule is the row's
+``reason``), and split: good rows -> ``bronze/<stream>``,
 bad rows -> ``quarantine/<stream>``. Good + bad must equal the rows read, and
 the good rows must pass the stream's Great Expectations suite, before anything
 is committed. A file is identified by the SHA-256 of its bytes: a checksum in

@@ -110,8 +110,6 @@ def run_kernel(
             kk[s] = len(groups)
             groups.append(infos)
     # per-step attribute statistics of the events (for a variable's own sums / min / max)
-    lo_list = ev_lo.tolist()
-    hi_list = ev_hi.tolist()
     code_list = scode.tolist()
     per_attr = {}
     for a_index, a in enumerate(layout.attrs):
@@ -119,7 +117,7 @@ def run_kernel(
         owners = {i for i in range(nv) if a in layout.own[i]}
         owners |= {nv + i for i in owners}
         per_attr[a_index] = _step_stats(
-            cols[a], ev_lo, lo_list, hi_list, code_list, owners, kinds, nsteps
+            cols[a], ev_lo, ev_hi, code_list, owners, kinds, nsteps
         )
     stats = [per_attr[a][kind] for kind, a in layout.stat_cols]
     kk_list = kk.tolist()
@@ -204,11 +202,9 @@ def _simultaneous_steps(
 ) -> tuple[np.ndarray, dict[str, Any], np.ndarray, bool]:
     """Events of each time-stamp group ordered by ``layout.rank`` of their variable, and
     the group starts refined to runs of one variable."""
-    n = len(code)
-    gid = np.cumsum(newg) - 1
-    rank = np.asarray(layout.rank, dtype=np.int64)[code]
-    order = np.lexsort((rank, gid))
-    if not np.array_equal(order, np.arange(n)):
+    key = (np.cumsum(newg) - 1) * nv + np.asarray(layout.rank, dtype=np.int64)[code]
+    if not bool(np.all(key[1:] >= key[:-1])):
+        order = np.argsort(key, kind="stable")
         code = code[order]
         cols = {
             a: (c[order] if isinstance(c, np.ndarray) else [c[i] for i in order.tolist()])
@@ -226,8 +222,7 @@ def _item(value: Any) -> Any:
 def _step_stats(
     col: Any,
     ev_lo: np.ndarray,
-    lo_list: list[int],
-    hi_list: list[int],
+    ev_hi: np.ndarray,
     code_list: list[int],
     owners: set[int],
     kinds: set[str],
@@ -245,7 +240,7 @@ def _step_stats(
         col = col.tolist()
     out: dict[str, list[Any]] = {kind: [0] * nsteps for kind in kinds}
     fns = {"S": sum, "MN": min, "MX": max}
-    for s, (lo, hi, c) in enumerate(zip(lo_list, hi_list, code_list, strict=True)):
+    for s, (lo, hi, c) in enumerate(zip(ev_lo.tolist(), ev_hi.tolist(), code_list, strict=True)):
         if c not in owners:
             continue
         values = [_item(x) for x in col[lo:hi]]

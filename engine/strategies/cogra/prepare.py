@@ -98,7 +98,7 @@ class Types:
         if len(arr) != n:
             raise ValueError(f"types has {len(arr)} entries, ts has {n}")
         self.names = None if names is None else list(names)
-        self.arr = arr.astype(np.int64) if names is not None else arr
+        self.arr = arr.astype(np.int64, copy=False) if names is not None else arr
 
     def take(self, order: np.ndarray) -> Types:
         out = Types.__new__(Types)

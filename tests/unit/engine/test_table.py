@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -193,3 +194,34 @@ def test_many_events_per_time_stamp_equal_the_two_step_reference(text: str, rows
     want = finished(plan, engine.evaluate_partials(plan, make_events(rows), strategy="twostep"))
     got = finished(plan, evaluate_table_partials(plan, as_table(rows), strategy="auto"))
     assert rows_equal(got, want), f"{text}\n{rows}\ngot  {got}\nwant {want}"
+
+
+@settings(deadline=None)
+@given(sizes=st.lists(st.integers(1, 6), min_size=0, max_size=12), size=st.integers(1, 10))
+def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int) -> None:
+    from trendlake.engine.table import partition_chunks
+
+    part_of = np.repeat(np.arange(len(sizes)), sizes)
+    chunks = partition_chunks(part_of, size)
+    assert [lo for lo, _ in chunks] == ([0, *[hi for _, hi in chunks[:-1]]] if chunks else [])
+    assert (chunks[-1][1] if chunks else 0) == len(part_of)
+    for lo, hi in chunks:
+        assert hi > lo
+        assert hi == len(part_of) or part_of[hi - 1] != part_of[hi]
+        # as long as ``size``, or up to the end of the partition the size ends in
+        assert hi - lo <= size or part_of[lo + size - 1] == part_of[hi - 1]
+
+
+def test_kernel_chunks_do_not_change_results(monkeypatch) -> None:
+    from trendlake.engine import table as table_mod
+
+    rng = random.Random(5)
+    rows = [{"type": rng.choice("ABC"), "ts": i // 3, "seq": i, "g": rng.randint(0, 6), "x": rng.randint(0, 4)}
+            for i in range(400)]
+    text = "QUERY q RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, B+, C) GROUP-BY g WITHIN 20 seconds SLIDE 10 seconds;"
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    whole = finished(plan, evaluate_table_partials(plan, as_table(rows)))
+    monkeypatch.setattr(table_mod, "KERNEL_CHUNK", 7)
+    chunked = finished(plan, evaluate_table_partials(plan, as_table(rows)))
+    want = finished(plan, engine.evaluate_partials(plan, make_events(rows), strategy="twostep"))
+    assert rows_equal(whole, want) and rows_equal(chunked, want)
