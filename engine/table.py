@@ -195,7 +195,7 @@ def referenced_attributes(spec: dict[str, Any]) -> set[str]:
     return found
 
 
-KERNEL_CHUNK = 1 << 20  # events per kernel call (whole partitions, so a chunk may be larger)
+KERNEL_CHUNK = 1 << 18  # events per kernel call (whole partitions, so a chunk may be larger)
 
 
 def partition_chunks(part_of: np.ndarray, size: int) -> list[tuple[int, int]]:
@@ -287,10 +287,10 @@ class _KeySet:
             change = np.zeros(len(rows), dtype=bool)
             if len(rows):
                 change[0] = True
-        self.kid = np.cumsum(change) - 1
+        self.kid = (np.cumsum(change, dtype=np.int64) - 1).astype(np.int32 if len(rows) < 2**31 else np.int64)
         self.starts = np.flatnonzero(change)
         self.nkeys = len(self.starts)
-        self._sub = sub
+        self._keys = tuple(keys) if sub is not None else None  # key values read on demand
         self._values: dict[int, tuple[Any, ...]] = {}
         self._attrs: dict[str, np.ndarray] = {}
         self._nums: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
@@ -323,8 +323,8 @@ class _KeySet:
         import pyarrow as pa
 
         want = sorted(set(kids) - set(self._values))
-        if want and self._sub is not None:
-            picked = self._sub.take(pa.array(self.starts[want]))
+        if want and self._keys is not None:
+            picked = self.cols.table.select(list(self._keys)).take(pa.array(self.rows[self.starts[want]]))
             columns = [picked.column(i).to_pylist() for i in range(picked.num_columns)]
             for j, kid in enumerate(want):
                 self._values[kid] = tuple(col[j] for col in columns)
