@@ -95,7 +95,6 @@ def _read_csv(path: Path) -> Any:
         raise EventFileError(
             f"{path}: {line}: {row.actual_columns} fields where the header has {row.expected_columns}"
         )
-    _check_utf8(path, table)
     return table
 
 
@@ -116,18 +115,6 @@ def _line_with_fields_other_than(path: Path, count: int) -> str:
     finally:
         csv.field_size_limit(limit)
     return "a row"
-
-
-def _check_utf8(path: Path, table: Any) -> None:
-    import pyarrow as pa
-
-    for name in table.column_names:
-        col = table.column(name)
-        if pa.types.is_string(col.type):
-            try:
-                col.validate(full=True)
-            except pa.ArrowInvalid:
-                raise EventFileError(f"{path}: column '{name}' is not UTF-8 text") from None
 
 
 def _csv_header(path: Path) -> list[str]:

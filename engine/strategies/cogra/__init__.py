@@ -79,10 +79,16 @@ predecessor sum s (START adds 1) and k events at distinct time stamps, with
     min(V)      <- min(min(V), s_min, min(a) if V = E)      (if u != 0)
 
 and without a self-loop the k events are independent (``count(V) += k*s``,
-...), equal time stamps included. Events sharing a time stamp with events of
-another variable (or matching several aliases, or a self-loop variable twice)
-form a *group step* evaluated from the state before the group, because events
-with equal time stamps are never adjacent. The per-step code is generated
+...), equal time stamps included. Events with equal time stamps are never
+adjacent, so every event of a time stamp extends only the trends before it.
+The kernel keeps such a time stamp in its generated code: it orders the time
+stamp's events by variable, each variable before its predecessors
+(``Layout.rank``), so that each variable's step still reads its predecessors'
+state from before the time stamp, and k events of a self-loop variable become
+one *simultaneous* step (code ``nv + i``: ``count(V) += k * (s + count(V))``,
+no chaining). Only where the template has a cycle through several variables
+(``SEQ(A, B)+``) or an event matches several aliases does a time stamp become
+a generic *group step* evaluated from the state before the group. The per-step code is generated
 once per query (straight-line Python specialised to its template), so a step
 costs a handful of integer operations whatever its length. Bursts longer
 than 120 events are cut so that 2^k stays below 2^120.
