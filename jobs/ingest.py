@@ -200,11 +200,24 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
     columns = quarantine_columns(stream_schema)
     fmt = FORMATS[path.suffix.lower()]
     if fmt == "parquet":
+        nanos = _nanosecond_columns(path)
+        if nanos:
+            # Spark refuses TIMESTAMP(NANOS) (pandas' default) unless read as epoch nanoseconds
+            spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
         df, counts = _numbered(spark.read.parquet(str(path)))
         rows = sum(counts.values())
         present = set(df.columns)
+
+        def text(c: str) -> Any:
+            if c not in present:
+                return F.lit(None).cast("string")
+            if c in nanos:  # nanoseconds -> the instant, cut to microseconds (as eval does)
+                floor_us = F.expr(f"(`{c}` - pmod(`{c}`, 1000)) div 1000")  # exact, in integers
+                return F.timestamp_micros(floor_us).cast("string")
+            return F.col(f"`{c}`").cast("string")
+
         out = df.select(
-            *[(F.col(f"`{c}`").cast("string") if c in present else F.lit(None).cast("string")).alias(c) for c in columns],
+            *[text(c).alias(c) for c in columns],
             F.col("_line"),
             F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns if c != "_line"])).alias("_raw"),
             F.lit(None).cast("string").alias("_malformed"),
@@ -235,6 +248,18 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
     out = data.select(*cols, F.col("_line"), F.col("value").alias("_raw"), malformed.alias("_malformed"))
     rows = data.count()
     return out, rows
+
+
+def _nanosecond_columns(path: Path) -> set[str]:
+    """Names of the Parquet file's timestamp columns in nanoseconds (read from its footer)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowInvalid, OSError):
+        return set()  # Spark's read reports the unreadable file
+    return {f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"}
 
 
 def _csv_header(path: Path) -> list[str]:

@@ -5,6 +5,7 @@ and a CSV field with a quoted line break lands in bronze as one row holding the 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 import pytest
@@ -96,3 +97,30 @@ def test_declared_milliseconds_are_ingested(tmp_path, spark) -> None:
     assert (report.rows_good, report.rows_bad) == (1, 0)
     row = lakelib.Lake(tmp_path / "lake").read_arrow("bronze/notes").to_pylist()[0]
     assert row["ts"].isoformat() == "2026-01-05T10:03:00+00:00"
+
+
+def test_parquet_nanosecond_and_millisecond_times(tmp_path, spark) -> None:
+    """pandas writes nanosecond timestamps; int64 milliseconds follow the declared unit."""
+    import pyarrow.parquet as pq
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    instants = [1767607380_000_000_123, 1767607381_000_000_999]  # ns; eval cuts to µs too
+    pq.write_table(pa.table({
+        "type": ["A", "B"], "ts": pa.array(instants, pa.timestamp("ns", tz="UTC")),
+        "note": ["n1", "n2"], "x": pa.array([1, 2], pa.int64()),
+    }), landing / "a_nanos.parquet")
+    pq.write_table(pa.table({
+        "type": ["A"], "ts": pa.array([1767607382_000], pa.int64()), "note": ["ms"], "x": pa.array([3], pa.int64()),
+    }), landing / "b_millis.parquet")
+    report = ingest(tmp_path / "lake", SCHEMA, landing, spark=spark)
+    assert (report.rows_read, report.rows_good, report.rows_bad) == (3, 2, 1)
+    lake = lakelib.Lake(tmp_path / "lake")
+    bronze = sorted(lake.read_arrow("bronze/notes").to_pylist(), key=lambda r: r["x"])
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    micros = [(r["ts"] - epoch) // timedelta(microseconds=1) for r in bronze]
+    want = types.parse_time(pa.array(instants, pa.timestamp("ns", tz="UTC"))).values.to_pylist()
+    assert micros == want == [1767607380_000_000, 1767607381_000_000]
+    reasons = [r["reason"] for r in lake.read_arrow("quarantine/notes").to_pylist()]
+    assert reasons == ['ts 1767607382000 is year 57983 as seconds: looks like epoch milliseconds; '
+                       'declare "time_unit": "milliseconds"']
