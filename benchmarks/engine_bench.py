@@ -30,13 +30,13 @@ Series:
 
 Strategies, all in this process on the same data, best of ``--repeats``:
 
-* ``twostep``: ``engine.strategies.reference.run`` on the ``Event`` list (enumerates trends);
-* ``greta``: ``engine.strategies.greta.run`` on the ``Event`` list;
-* ``cogra``: ``engine.strategies.cogra.run`` on the ``Event`` list;
-* ``cogra-columnar``: ``engine.strategies.cogra.run_columns`` on numpy columns (type
-  codes, µs time stamps, ``v``) with the plan's expressions vectorized.
+* ``twostep``, ``greta``, ``cogra``: ``engine.evaluate_partials`` (the engine's one
+  entry) with that strategy over the stream as an Arrow table (dictionary-coded
+  ``type``, µs ``ts``, ``v``): local predicates vectorized, then the two-step
+  reference or GRETA on ``Event`` objects built by the entry (timed), or COGRA's
+  kernel on the columns.
 
-Building the inputs (``Event`` objects or numpy columns) is not timed. A
+Building the Arrow table is not timed. A
 strategy is skipped ("skipped: too slow") when its projected time exceeds
 ``--limit`` seconds; the two-step projection is calibrated on its own
 measured runs in units of (trend prefixes x window events), with the prefix
@@ -64,11 +64,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from trendlake.engine.events import Event
+from trendlake.engine import evaluate_partials
 from trendlake.engine.plan import load_plan
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import OVERFLOW, finalize, is_equal
-from trendlake.engine.strategies import cogra, greta, reference
+from trendlake.engine.strategies import cogra
 
 from trendlake import optimizer
 
@@ -77,8 +77,8 @@ WINDOW_S = 10
 V_RANGE = 10**9
 BASE_US = 1_767_225_600 * SECOND  # 2026-01-01T00:00:00Z, a multiple of the window
 TYPES = ("A", "B", "C")
-STRATEGIES = ("twostep", "greta", "cogra", "cogra-columnar")
-ENGINES = ("greta", "cogra", "cogra-columnar")
+STRATEGIES = ("twostep", "greta", "cogra")
+ENGINES = ("greta", "cogra")
 
 QUERY = """QUERY bench
 RETURN COUNT(*), SUM(B.v)
@@ -99,14 +99,14 @@ SHAPES = (
 
 
 class Stream:
-    """One seeded stream: numpy columns, and ``Event`` objects built on demand."""
+    """One seeded stream: numpy columns, and the Arrow table built on demand."""
 
     def __init__(self, codes: np.ndarray, ts: np.ndarray, v: np.ndarray, windows: int) -> None:
         self.codes = codes
         self.ts = ts
         self.v = v
         self.windows = windows
-        self._events: list[Event] | None = None
+        self._table: Any = None
 
     def __len__(self) -> int:
         return len(self.ts)
@@ -114,15 +114,20 @@ class Stream:
     def head(self, n: int) -> Stream:
         return Stream(self.codes[:n], self.ts[:n], self.v[:n], self.windows)
 
-    def events(self) -> list[Event]:
-        if self._events is None:
-            self._events = [
-                Event(t, i, TYPES[c], {"v": x})
-                for i, (t, c, x) in enumerate(
-                    zip(self.ts.tolist(), self.codes.tolist(), self.v.tolist(), strict=True)
-                )
-            ]
-        return self._events
+    def table(self) -> Any:
+        """The events as the engine's input: ``type`` (dictionary-coded), ``ts`` (µs), ``v``."""
+        if self._table is None:
+            import pyarrow as pa
+
+            self._table = pa.table({
+                "type": pa.DictionaryArray.from_arrays(
+                    pa.array(self.codes.astype(np.int32)), pa.array(list(TYPES))
+                ),
+                "ts": pa.array(self.ts, pa.int64()),
+                "seq": pa.array(np.arange(len(self.ts), dtype=np.int64)),
+                "v": pa.array(self.v),
+            })
+        return self._table
 
 
 def bursty_types(rng: np.random.Generator, n: int, burst: float) -> np.ndarray:
@@ -185,15 +190,11 @@ def compile_query(text: str) -> tuple[CompiledQuery, dict[str, Any]]:
     return load_plan(plan).queries[spec["name"]], spec
 
 
-def twostep_units(
-    prefix_q: CompiledQuery, spec: dict[str, Any], stream: Stream
-) -> tuple[float, bool]:
+def twostep_units(prefix_spec: dict[str, Any], stream: Stream) -> tuple[float, bool]:
     """The two-step reference's work, in (trend prefixes x window events) + events: it scans
     the rest of its window once per trend prefix. Prefixes are counted by COGRA; the second
     value tells whether some window has more than 10^38 of them."""
-    prefixes = cogra.run_columns(
-        prefix_q, stream.codes, stream.ts, {"v": stream.v}, type_names=TYPES, spec=spec
-    )
+    prefixes = run_entry(prefix_spec, stream, "cogra")
     windows, counts = np.unique(stream.ts // (WINDOW_S * SECOND), return_counts=True)
     per_window = dict(zip(windows.tolist(), counts.tolist(), strict=True))
     overflow = any(r.trends != r.trends for r in prefixes.values())
@@ -204,13 +205,26 @@ def twostep_units(
     return units, overflow
 
 
-def prefix_query(spec: dict[str, Any]) -> CompiledQuery:
-    """The query counting trend *prefixes*: every positive variable ends a match."""
+def prefix_query(spec: dict[str, Any]) -> dict[str, Any]:
+    """The plan entry of the query counting trend *prefixes*: every positive variable ends
+    a match."""
     spec = copy.deepcopy(spec)
     spec["template"]["end"] = [v["name"] for v in spec["variables"] if not v["negated"]]
     spec["aggregates"] = [{"name": "COUNT(*)", "fn": "count_star"}]
+    return spec
+
+
+def plan_of(spec: dict[str, Any]) -> Any:
+    """A loaded one-query plan of a plan query entry."""
     plan = {"format_version": 1, "workload_hash": "sha256:bench", "queries": [spec], "sharing": []}
-    return load_plan(plan).queries[spec["name"]]
+    return load_plan(plan)
+
+
+def run_entry(spec: dict[str, Any], stream: Stream, strategy: str, plan: Any = None) -> dict:
+    """Window index -> state of the (ungrouped) query, through ``engine.evaluate_partials``."""
+    plan = plan_of(spec) if plan is None else plan
+    partials = evaluate_partials(plan, stream.table(), strategy=strategy)
+    return {k: r for (_, k), r in partials[spec["name"]].items()}
 
 
 # ---------------------------------------------------------------------------
@@ -220,17 +234,10 @@ def prefix_query(spec: dict[str, Any]) -> CompiledQuery:
 def runner(
     name: str, query: CompiledQuery, spec: dict[str, Any], stream: Stream
 ) -> Callable[[], dict]:
-    if name == "twostep":
-        return lambda: reference.run(query, stream.events())
-    if name == "greta":
-        return lambda: greta.run(query, stream.events())
-    if name == "cogra":
-        return lambda: cogra.run(query, stream.events())
-    if name == "cogra-columnar":
-        return lambda: cogra.run_columns(
-            query, stream.codes, stream.ts, {"v": stream.v}, type_names=TYPES, spec=spec
-        )
-    raise ValueError(name)
+    if name not in STRATEGIES:
+        raise ValueError(name)
+    plan = plan_of(spec)  # loaded outside the timing
+    return lambda: run_entry(spec, stream, name, plan)
 
 
 def timed(fn: Callable[[], dict], repeats: int, budget: float) -> tuple[float, list[float], dict]:
@@ -323,12 +330,12 @@ def sweep(args: argparse.Namespace, log: Callable[[str], None]) -> list[dict[str
             matching = int(np.count_nonzero(stream.v < threshold))
             # projected two-step cost: its work units (prefixes x window events) x its unit cost,
             # calibrated on its own runs (first on a head of the stream of <= 20000 events)
-            prefix_q = prefix_query(spec)
-            units, overflow = twostep_units(prefix_q, spec, stream)
+            prefix_spec = prefix_query(spec)
+            units, overflow = twostep_units(prefix_spec, stream)
             calibration: dict[str, Any] | None = None
             if unit_cost is None and not overflow:
                 head = stream.head(min(n, args.calibration_events))
-                head_units, head_overflow = twostep_units(prefix_q, spec, head)
+                head_units, head_overflow = twostep_units(prefix_spec, head)
                 if not head_overflow and head_units * 1e-5 < args.limit:
                     best, _, _ = timed(runner("twostep", query, spec, head), 1, 0)
                     unit_cost = best / head_units
@@ -368,8 +375,7 @@ def sweep(args: argparse.Namespace, log: Callable[[str], None]) -> list[dict[str
                     point["strategies"][name] = entry
                     log(f"  size {size:>8} {name:>15}: skipped ({entry['reason']})")
                     continue
-                if name in ("twostep", "greta", "cogra"):
-                    stream.events()  # build the Event list outside the timing
+                stream.table()  # build the Arrow table outside the timing
                 best, times, result = timed(
                     runner(name, query, spec, stream), args.repeats, args.repeat_budget
                 )
@@ -468,7 +474,7 @@ def throughput(args: argparse.Namespace, log: Callable[[str], None]) -> list[dic
                         cogra.kernel.SKIP_SATURATED = skip
                         try:
                             best, _, result = timed(
-                                runner("cogra-columnar", query, spec, stream),
+                                runner("cogra", query, spec, stream),
                                 args.repeats,
                                 args.repeat_budget,
                             )
@@ -631,10 +637,8 @@ def main(argv: list[str] | None = None) -> int:
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "query": QUERY.format(t="t", w=WINDOW_S),
         "strategies": {
-            "twostep": "trendlake.engine.strategies.reference.run on Event objects (constructs every trend)",
-            "greta": "trendlake.engine.strategies.greta.run on Event objects",
-            "cogra": "trendlake.engine.strategies.cogra.run on Event objects",
-            "cogra-columnar": "trendlake.engine.strategies.cogra.run_columns on numpy columns, local predicates vectorized",
+            name: f"trendlake.engine.evaluate_partials(strategy={name!r}) on an Arrow table"
+            for name in STRATEGIES
         },
         "stream": {
             "types": list(TYPES),

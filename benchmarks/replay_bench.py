@@ -204,7 +204,6 @@ def run_baseline(spark: Any, lake_root: Path, plan_raw: dict[str, Any], start_us
 
 def check_agreement(lake_root: Path, plan_raw: dict[str, Any], start_us: int, end_us: int) -> list[dict[str, Any]]:
     """Replay's result tables vs ``engine.evaluate`` on the bronze events, windows ending in (start, end]."""
-    from trendlake.engine.events import events_from_arrow
     from trendlake.engine.results import is_equal
     from trendlake.jobs.lake import Lake
     from trendlake.jobs.replay import column_name
@@ -213,7 +212,7 @@ def check_agreement(lake_root: Path, plan_raw: dict[str, Any], start_us: int, en
 
     lake = Lake(lake_root)
     bronze = lake.read_arrow(f"bronze/{STREAM}")
-    events = events_from_arrow(bronze.drop_columns(["event_date", "source_file", "source_checksum"]))
+    events = bronze.drop_columns(["event_date", "source_file", "source_checksum"])
     want: dict[str, list[dict[str, Any]]] = {q["name"]: [] for q in plan_raw["queries"]}
     for row in engine.evaluate(plan_raw, events):
         if start_us < row["window_end"] <= end_us:
@@ -362,7 +361,7 @@ def run(ctx: Context) -> dict[str, Any]:
                 "checked": len(plan.queries) if check else 0,
                 "all_agree": not disagreements,
                 "disagreements": disagreements,
-                "against": "trendlake.engine.evaluate (Event objects, per partition) on the bronze events" if check else
+                "against": "trendlake.engine.evaluate on the bronze events (an Arrow table)" if check else
                            f"not checked above {AGREEMENT_MAX_EVENTS:,} events (the in-process evaluation on "
                            "Event objects would take longer than the run)",
             },

@@ -2,13 +2,16 @@
 
 Runs every 15 minutes; a file already ingested (same checksum) is skipped, so
 a run with no new files changes nothing. Marks the bronze Asset as updated.
+A file ingested before whose content changed is refused (listed in the
+returned report and the ingest log) unless ``TRENDLAKE_REPLACE_CHANGED=1`` or
+the run is triggered with ``{"replace_changed": true}``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from airflow.sdk import Asset, dag, task
+from airflow.sdk import Asset, dag, get_current_context, task
 
 BRONZE = Asset(name="trendlake.bronze", uri="file:///trendlake/bronze")
 
@@ -26,7 +29,7 @@ def trendlake_ingest():
     def ingest() -> dict:
         from trendlake.jobs.pipeline import run_ingest
 
-        return run_ingest()
+        return run_ingest(context=get_current_context())
 
     ingest()
 

@@ -8,3 +8,11 @@ from __future__ import annotations
 
 class EngineError(Exception):
     """Bad input to the engine: a plan it refuses, an unreadable event file, an unsupported query."""
+
+
+class EventFileError(EngineError, ValueError):
+    """Events the engine cannot read; the message names the file (or source) and row."""
+
+
+class StrategyError(EngineError, ValueError):
+    """A strategy name the engine does not know."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from trendlake.engine.errors import EngineError
 from trendlake.engine.expr import Attrs, compile_adjacent, compile_local
+from trendlake.engine.timeline import window_bounds, window_range
 
 ANY = "skip-till-any-match"
 NEXT = "skip-till-next-match"
@@ -112,13 +113,11 @@ class CompiledQuery:
 
     def window_range(self, ts: int) -> range:
         """Indexes k of the windows ``[k*slide, k*slide + within)`` containing ``ts``."""
-        first = (ts - self.within) // self.slide + 1
-        last = ts // self.slide
-        return range(first, last + 1)
+        return window_range(ts, self.within, self.slide)
 
     def window_bounds(self, k: int) -> tuple[int, int]:
-        start = k * self.slide
-        return start, start + self.within
+        """Start and end (exclusive) of window ``k``."""
+        return window_bounds(k, self.within, self.slide)
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,42 @@
-"""Per-window aggregate state shared by all strategies, exact counts and the overflow rule.
+"""Finishing per-window aggregate states into result columns, and the overflow marker.
 
-Strategies compute, per window, the number of trends and, for the query's
-aggregates, per-variable event counts, sums, minima and maxima over all
-trends. Counts are Python ints; a strategy may *saturate* a count that passed
-``CAP`` by replacing it with ``NAN`` (sticky under + and *), which finalize
-turns into ``OVERFLOW``. A result is therefore exact or marked, never wrong.
+The states themselves (``WindowResult``, ``merge``, saturation) are defined in
+``engine.aggregates`` and re-exported here. A count that saturated (``NAN``)
+finalizes to ``OVERFLOW``: a result is exact or marked, never wrong.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
+from trendlake.engine.aggregates import (
+    CAP,
+    NAN,
+    WindowResult,
+    from_state,
+    merge,
+    merge_into,
+    sat,
+    scale,
+    to_state,
+)
 from trendlake.engine.query import CompiledQuery
 
-CAP = 10**38 - 1  # the largest value of a decimal(38,0) result column
-NAN = float("nan")
+__all__ = [
+    "CAP",
+    "NAN",
+    "OVERFLOW",
+    "WindowResult",
+    "finalize",
+    "from_state",
+    "is_equal",
+    "merge",
+    "merge_into",
+    "sat",
+    "scale",
+    "to_state",
+]
 
 
 class _Overflow:
@@ -37,83 +57,6 @@ class _Overflow:
 
 
 OVERFLOW = _Overflow()
-
-
-def sat(count: int | float) -> int | float:
-    """A count, or NAN once it passed CAP (keeps big-int arithmetic bounded)."""
-    return count if count <= CAP else NAN
-
-
-def scale(value: int | float, count: int | float) -> int | float:
-    """``value * count`` for a sum contribution; 0 stays 0 even for an overflowed count."""
-    if value == 0 or count == 0:
-        return 0
-    return value * count
-
-
-@dataclass
-class WindowResult:
-    """What one window of one partition contributed, before finalization."""
-
-    trends: int | float = 0
-    counts: dict[str, int | float] = field(default_factory=dict)
-    sums: dict[tuple[str, str], int | float] = field(default_factory=dict)
-    mins: dict[tuple[str, str], Any] = field(default_factory=dict)
-    maxs: dict[tuple[str, str], Any] = field(default_factory=dict)
-
-
-def _add(a: int | float, b: int | float) -> int | float:
-    total = a + b
-    return NAN if isinstance(total, int) and abs(total) > CAP else total
-
-
-def merge(into: WindowResult, other: WindowResult) -> WindowResult:
-    """Fold the state of another partition of the same (group, window) into ``into``.
-
-    Trends of different partitions are disjoint, so counts and sums add and
-    minima/maxima combine; an overflowed (NAN) count stays overflowed.
-    """
-    into.trends = _add(into.trends, other.trends)
-    for var, n in other.counts.items():
-        into.counts[var] = _add(into.counts.get(var, 0), n)
-    for key, v in other.sums.items():
-        into.sums[key] = _add(into.sums.get(key, 0), v)
-    for key, v in other.mins.items():
-        if v is not None and (into.mins.get(key) is None or v < into.mins[key]):
-            into.mins[key] = v
-    for key, v in other.maxs.items():
-        if v is not None and (into.maxs.get(key) is None or v > into.maxs[key]):
-            into.maxs[key] = v
-    return into
-
-
-def merge_into(partials: dict[Any, WindowResult], key: Any, result: WindowResult) -> None:
-    """Fold ``result`` into ``partials[key]``, or store it there if the key is new."""
-    if key in partials:
-        merge(partials[key], result)
-    else:
-        partials[key] = result
-
-
-def to_state(result: WindowResult) -> dict[str, Any]:
-    """A JSON-able form of a partial result (NAN stays a float NaN)."""
-    return {
-        "trends": result.trends,
-        "counts": result.counts,
-        "sums": [[v, a, x] for (v, a), x in result.sums.items()],
-        "mins": [[v, a, x] for (v, a), x in result.mins.items()],
-        "maxs": [[v, a, x] for (v, a), x in result.maxs.items()],
-    }
-
-
-def from_state(state: dict[str, Any]) -> WindowResult:
-    return WindowResult(
-        trends=state["trends"],
-        counts=dict(state["counts"]),
-        sums={(v, a): x for v, a, x in state["sums"]},
-        mins={(v, a): x for v, a, x in state["mins"]},
-        maxs={(v, a): x for v, a, x in state["maxs"]},
-    )
 
 
 def _exact(value: int | float) -> Any:

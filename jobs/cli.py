@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "trendlake.jobs.optimize": ("optimize",),
     "trendlake.jobs.replay": ("replay",),
     "trendlake.jobs.demo": ("demo",),
-    "trendlake.datagen.workloads": ("workload",),
+    "trendlake.datagen.workloads.cli": ("workload",),
     "trendlake.jobs.ingest": ("ingest",),
     "trendlake.jobs.stats": ("stats",),
     "trendlake.jobs.sql": ("sql",),
@@ -109,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (``trendlake generate --list | head``): not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except Exception as err:  # noqa: BLE001 - the one place errors become messages
         if os.environ.get("TRENDLAKE_DEBUG"):
             raise

@@ -125,15 +125,10 @@ def read_event_file(path: Path, schema: dict[str, Any] | None = None) -> Any:
 
 
 def evaluate_table(plan: Any, table: Any, *, strategy: str = "auto", queries: list[str] | None = None) -> list[dict[str, Any]]:
-    """Result rows of ``plan`` over an event table, per query in plan order: the columnar path."""
-    from trendlake.engine import finish_query
-    from trendlake.engine.table import evaluate_table_partials
+    """Result rows of ``plan`` over an event table, per query in plan order (``engine.evaluate``)."""
+    from trendlake import engine
 
-    partials = evaluate_table_partials(plan, table, queries=queries, strategy=strategy)
-    rows: list[dict[str, Any]] = []
-    for name, parts in partials.items():
-        rows.extend(finish_query(plan.queries[name], parts))
-    return rows
+    return engine.evaluate(plan, table, strategy=strategy, queries=queries)
 
 
 def json_value(value: Any) -> Any:

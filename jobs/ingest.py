@@ -11,8 +11,24 @@ the good rows must pass the stream's Great Expectations suite, before anything
 is committed. A file is identified by the SHA-256 of its bytes: a checksum in
 ``ingest_log/<stream>`` is never ingested again (a renamed copy neither).
 
-Commit order per run: bronze (one transaction), quarantine (one), then the
-ingest log (one). Bronze and quarantine rows carry ``source_checksum``; a run
+A file whose *name* was ingested before with other content (appended to,
+rewritten) is refused by default: nothing of it is written, it is listed in
+the run's report (``files_refused``, with the reason) and once in the ingest
+log (``status = 'refused'``). With ``replace_changed=True``
+(``trendlake ingest --replace-changed``, ``TRENDLAKE_REPLACE_CHANGED=1`` or
+the DAG run conf ``{"replace_changed": true}``) its earlier rows in bronze and
+in quarantine are replaced by the new content, one transaction per table.
+
+Only regular files are read: symbolic links (never followed), FIFOs,
+directories, hidden / marker files and unknown suffixes are skipped and listed
+with the reason (``skip_reasons``). A file Spark cannot read (not Parquet, an
+empty or non-UTF-8 CSV header) is refused on its own; the run's other files go
+through. Parquet nanosecond timestamps are converted to microseconds (the
+report's ``warnings`` say when that truncated values); a line longer than
+``LINE_LIMIT`` bytes is quarantined with a reason instead of parsed.
+
+Commit order per run: bronze (one transaction; plus one replacing the rows of
+changed files), quarantine (likewise), then the ingest log (one). Bronze and quarantine rows carry ``source_checksum``; a run
 that finds a file's checksum missing from the log but present in bronze (or
 quarantine) knows an earlier run died between its commits and does not append
 those rows again, it only writes what is missing (``docs/lake.md``).
@@ -24,8 +40,12 @@ import argparse
 import csv
 import hashlib
 import logging
+import os
+import shutil
+import stat
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,18 +57,31 @@ log = logging.getLogger("trendlake.ingest")
 
 FORMATS = {".csv": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json", ".parquet": "parquet"}
 SPARK_TYPES = {"long": "bigint", "double": "double", "string": "string", "boolean": "boolean"}
+LINE_LIMIT = 1 << 20  # bytes; a longer line is quarantined unparsed
+RAW_KEPT = 1024  # bytes of an over-long line kept in quarantine.raw
+ALREADY_INGESTED = "already ingested (same name and SHA-256)"
 
 
 class IngestError(JobError):
     """Ingest refused to commit (rows unaccounted for, unreadable file, bad schema)."""
 
 
+class FileRefused(Exception):
+    """One landing file cannot be ingested (the run's other files go through)."""
+
+
 @dataclass
 class IngestReport:
+    """What one ingest run did, file by file (returned to callers and the DAG's XCom)."""
+
     stream: str
     files_ingested: list[str] = field(default_factory=list)
-    files_skipped: list[str] = field(default_factory=list)
+    files_skipped: list[str] = field(default_factory=list)  # every file not read this run
+    skip_reasons: dict[str, str] = field(default_factory=dict)  # skipped file -> why
+    files_refused: dict[str, str] = field(default_factory=dict)  # refused file -> why (nothing of it written)
+    files_replaced: list[str] = field(default_factory=list)  # changed files whose earlier rows were replaced
     files_recovered: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     rows_read: int = 0
     rows_good: int = 0
     rows_bad: int = 0
@@ -113,7 +146,16 @@ def as_bronze(
 
 
 def check_stream_schema(stream_schema: dict[str, Any]) -> None:
-    """Refuse a stream schema whose attribute names collide with bronze's own columns."""
+    """Refuse a stream schema whose name cannot name a table or whose attribute names collide with bronze's columns."""
+    from trendlake.jobs.lake import LakeNameError, check_name
+
+    try:
+        check_name(stream_schema.get("stream"), "stream name")
+    except LakeNameError as err:
+        raise IngestError(f"stream schema: {err}") from None
+    missing = [k for k in ("type_column", "time_column", "event_types", "attributes") if k not in stream_schema]
+    if missing:
+        raise IngestError(f"stream schema {stream_schema['stream']!r} lacks {', '.join(missing)}")
     problems = []
     columns = [stream_schema["type_column"], stream_schema["time_column"]]
     for name, spec in stream_schema.get("attributes", {}).items():
@@ -145,6 +187,8 @@ def ingest_log_schema() -> Any:
         pa.field("bronze_version", pa.int64()),
         pa.field("quarantine_version", pa.int64()),
         pa.field("recovered", pa.bool_()),
+        pa.field("status", pa.string()),  # ingested | replaced | refused (NULL in logs before it existed: ingested)
+        pa.field("message", pa.string()),  # why a file was refused, what a replacement replaced
     ])
 
 
@@ -159,16 +203,184 @@ def sha256_of(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def landing_files(landing_dir: str | Path) -> list[Path]:
-    """Event files of the landing folder in name order (hidden and ``_`` files are skipped)."""
+def scan_landing(landing_dir: str | Path) -> tuple[list[Path], dict[str, str]]:
+    """The landing folder's event files in name order, and every other entry with why it is skipped.
+
+    Entries are judged by ``lstat`` (links are never followed): only regular
+    files with an event file suffix whose name does not start with ``.`` or
+    ``_`` are read.
+    """
     folder = Path(landing_dir)
     if not folder.is_dir():
         raise IngestError(f"landing folder {folder} does not exist")
-    return sorted(
-        (p for p in folder.iterdir()
-         if p.is_file() and p.suffix.lower() in FORMATS and not p.name.startswith((".", "_"))),
-        key=lambda p: p.name,
+    files, skipped = [], {}
+    known = ", ".join(sorted(FORMATS))
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        mode = os.lstat(entry.path).st_mode
+        name = entry.name
+        if stat.S_ISLNK(mode):
+            skipped[name] = "symbolic link (links are never followed)"
+        elif stat.S_ISDIR(mode):
+            skipped[name] = "directory (sub-folders are not read)"
+        elif stat.S_ISFIFO(mode):
+            skipped[name] = "FIFO (named pipe)"
+        elif not stat.S_ISREG(mode):
+            skipped[name] = "not a regular file (socket or device)"
+        elif name.startswith((".", "_")):
+            skipped[name] = "hidden or marker file (name starts with '.' or '_')"
+        elif Path(name).suffix.lower() not in FORMATS:
+            skipped[name] = f"not an event file (suffixes read: {known})"
+        else:
+            files.append(Path(entry.path))
+    return files, skipped
+
+
+def landing_files(landing_dir: str | Path) -> list[Path]:
+    """Event files of the landing folder in name order (``scan_landing`` without the skipped entries)."""
+    return scan_landing(landing_dir)[0]
+
+
+@dataclass
+class Scanned:
+    """One landing file read once: its checksum, line terminators and over-long lines.
+
+    Lines end like Spark's text reader ends them (Hadoop's line reader): at
+    ``\\n``, ``\\r\\n`` or a lone ``\\r``.
+    """
+
+    checksum: str
+    newlines: int  # line terminators; the file has at most newlines + 1 lines
+    long_lines: list[tuple[int, int, int]]  # (1-based line, byte offset, length without the terminator)
+
+
+def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
+    """SHA-256, line terminators and lines longer than ``line_limit`` bytes of a regular file (never through a link)."""
+    import numpy as np
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as err:
+        raise FileRefused(f"cannot open: {err.strerror}") from None
+    digest = hashlib.sha256()
+    newlines, run, offset, long_lines = 0, 0, 0, []
+
+    def lines_of(buf: bytes) -> None:
+        nonlocal newlines, run, offset
+        data = np.frombuffer(buf, np.uint8)
+        lf = data == 10
+        if b"\r" in buf:
+            cr = data == 13
+            lf_next = np.zeros_like(lf)
+            lf_next[:-1] = lf[1:]
+            ends = np.flatnonzero(lf | (cr & ~lf_next))  # the terminator's last byte
+        else:
+            ends = np.flatnonzero(lf)
+        if len(ends):
+            lengths = np.diff(ends, prepend=-1) - 1
+            lengths[0] += run
+            widths = lengths
+            if b"\r" in buf:
+                widths = lengths - (cr[ends - 1] & lf[ends] & (ends > 0))  # without the \r of \r\n
+            for i in np.flatnonzero(widths > line_limit):
+                start = offset + int(ends[i]) - int(lengths[i])
+                long_lines.append((newlines + int(i) + 1, start, int(widths[i])))
+            newlines += len(ends)
+            run = len(buf) - int(ends[-1]) - 1
+        else:
+            run += len(buf)
+        offset += len(buf)
+
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileRefused("not a regular file")
+        carry = b""
+        while True:
+            chunk = fh.read(1 << 22)
+            digest.update(chunk)
+            buf, carry = carry + chunk, b""
+            if chunk and buf.endswith(b"\r"):  # a \r\n may straddle two chunks
+                buf, carry = buf[:-1], b"\r"
+            if buf:
+                lines_of(buf)
+            if not chunk:
+                break
+    if run > line_limit:
+        long_lines.append((newlines + 1, offset - run, run))
+    return Scanned(digest.hexdigest(), newlines, long_lines)
+
+
+def _copy_without(src: Path, dest: Path, spans: list[tuple[int, int]]) -> None:
+    """Copy ``src`` to ``dest`` with each byte range ``(offset, length)`` (sorted, non-overlapping) replaced
+    by one space: a blank line, which readers skip, and the line terminators around it stay as they were
+    (a lone ``\\r`` before a ``\\n`` would otherwise merge two line ends into one)."""
+    with open(src, "rb") as fin, open(dest, "wb") as fout:
+        pos = 0
+        for start, length in spans:
+            left = start - pos
+            while left > 0:
+                block = fin.read(min(left, 1 << 22))
+                if not block:
+                    break
+                fout.write(block)
+                left -= len(block)
+            fout.write(b" ")
+            fin.seek(start + length)
+            pos = start + length
+        shutil.copyfileobj(fin, fout, 1 << 22)
+
+
+def parquet_for_spark(path: Path, work: Path) -> tuple[Path, str | None]:
+    """A Parquet file Spark can read: ``path`` itself, or a copy in ``work`` with nanosecond
+    timestamps converted to microseconds; and a note saying so (and how many values lost precision).
+
+    Spark refuses ``TIMESTAMP(NANOS)`` columns (pandas writes them by default).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        source = pq.ParquetFile(path)
+        schema = source.schema_arrow
+    except (pa.ArrowException, OSError) as err:
+        raise FileRefused(f"not a readable Parquet file ({str(err).splitlines()[0] if str(err) else type(err).__name__})") from None
+    nanos = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
+    if not nanos:
+        return path, None
+    target = pa.schema(
+        [f.with_type(pa.timestamp("us", f.type.tz)) if f.name in nanos else f for f in schema], metadata=schema.metadata
     )
+    lost = 0
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / path.name
+    try:
+        with pq.ParquetWriter(out, target) as writer:
+            for batch in source.iter_batches():
+                arrays = []
+                for f, column in zip(schema, batch.columns, strict=True):
+                    if f.name in nanos:
+                        micros = column.cast(target.field(f.name).type, safe=False)
+                        lost += pc.sum(pc.not_equal(micros.cast(f.type), column).cast(pa.int64())).as_py() or 0
+                        column = micros
+                    arrays.append(column)
+                writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=target))
+    except (pa.ArrowException, OSError) as err:
+        raise FileRefused(f"not a readable Parquet file ({str(err).splitlines()[0]})") from None
+    note = f"{path.name}: nanosecond timestamps of {', '.join(nanos)} converted to microseconds"
+    if lost:
+        note += f"; {lost} value{'s' if lost > 1 else ''} had sub-microsecond digits, truncated (precision lost)"
+    return out, note
+
+
+def csv_header_ok(path: Path) -> None:
+    """Refuse a CSV file whose header line is missing, empty or not UTF-8 (before Spark reads it)."""
+    try:
+        _csv_header(path)
+    except UnicodeDecodeError as err:
+        raise FileRefused(f"CSV header line is not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except (IngestError, csv.Error) as err:
+        raise FileRefused(str(err).replace(f"{path}: ", "")) from None
 
 
 def _numbered(df: Any) -> tuple[Any, dict[int, int]]:
@@ -200,21 +412,13 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
     columns = quarantine_columns(stream_schema)
     fmt = FORMATS[path.suffix.lower()]
     if fmt == "parquet":
-        nanos = _nanosecond_columns(path)
-        if nanos:
-            # Spark refuses TIMESTAMP(NANOS) (pandas' default) unless read as epoch nanoseconds
-            spark.conf.set("spark.sql.legacy.parquet.nanosAsLong", "true")
         df, counts = _numbered(spark.read.parquet(str(path)))
         rows = sum(counts.values())
         present = set(df.columns)
 
         def text(c: str) -> Any:
-            if c not in present:
-                return F.lit(None).cast("string")
-            if c in nanos:  # nanoseconds -> the instant, cut to microseconds (as eval does)
-                floor_us = F.expr(f"(`{c}` - pmod(`{c}`, 1000)) div 1000")  # exact, in integers
-                return F.timestamp_micros(floor_us).cast("string")
-            return F.col(f"`{c}`").cast("string")
+            # nanosecond timestamps arrive as microseconds (``parquet_for_spark``)
+            return F.col(f"`{c}`").cast("string") if c in present else F.lit(None).cast("string")
 
         out = df.select(
             *[text(c).alias(c) for c in columns],
@@ -229,11 +433,24 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
         # (the header is record 1): the physical line unless an earlier field held a line break.
         header = _csv_header(path)
         ddl = ", ".join(f"c{i} string" for i in range(len(header)))
-        records, _ = _numbered(
+        records, counts = _numbered(
             spark.read.options(multiLine=True, header=False, escape='"', quote='"', mode="PERMISSIVE")
             .schema(ddl).csv(str(path))
         )
-        data = records.where(F.col("_line") > 1)
+        starts = _record_lines(path, sum(counts.values()))
+        if starts is not None:
+            # records and lines differ (quoted line breaks, blank lines): number each record
+            # by the physical line it starts on, as the landing scan numbers lines
+            mapping = spark.createDataFrame(list(enumerate(starts, start=1)), "_rec long, _phys long")
+            records = (records.join(F.broadcast(mapping), records["_line"] == mapping["_rec"], "left")
+                       .withColumn("_line", F.coalesce(F.col("_phys"), F.col("_line"))).drop("_rec", "_phys"))
+        # a blank line (or the single space an over-long line is replaced by, ``_copy_without``)
+        # is no record: it is numbered like every line but not read as a row
+        blank = F.coalesce(F.trim(F.col("c0")), F.lit("")) == ""
+        for i in range(1, len(header)):
+            blank &= F.col(f"c{i}").isNull()
+        header_line = starts[0] if starts else 1
+        data = records.where((F.col("_line") > header_line) & ~blank)
         index = {name: i for i, name in reversed(list(enumerate(header)))}
         cols = [(F.col(f"c{index[c]}") if c in index else F.lit(None).cast("string")).alias(c) for c in columns]
         raw_text = F.to_csv(F.struct(*[F.col(f"c{i}") for i in range(len(header))]), {"escape": '"', "quote": '"'})
@@ -250,16 +467,31 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
     return out, rows
 
 
-def _nanosecond_columns(path: Path) -> set[str]:
-    """Names of the Parquet file's timestamp columns in nanoseconds (read from its footer)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+def _record_lines(path: Path, records: int) -> list[int] | None:
+    """The physical line each CSV record starts on (RFC 4180, blank lines are no record),
+    or None when every line is one record (the common case, found by counting lines)."""
+    with open(path, "rb") as fh:
+        newlines, last = 0, b""
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            newlines += chunk.count(b"\n")
+            last = chunk[-1:]
+    lines = newlines + (1 if last not in (b"", b"\n") else 0)
+    if lines == records:
+        return None
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    starts: list[int] = []
     try:
-        schema = pq.read_schema(path)
-    except (pa.ArrowInvalid, OSError):
-        return set()  # Spark's read reports the unreadable file
-    return {f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"}
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
+            reader = csv.reader(fh)
+            previous = 0
+            for row in reader:
+                if row:
+                    starts.append(previous + 1)
+                previous = reader.line_num
+    finally:
+        csv.field_size_limit(limit)
+    return starts
 
 
 def _csv_header(path: Path) -> list[str]:
@@ -430,14 +662,73 @@ def spark_time(raw: Any, name: str, unit: str | None) -> tuple[Any, Any]:
 # ---------------------------------------------------------------------- the job
 
 
+@dataclass
+class _Todo:
+    """A landing file to read this run."""
+
+    path: Path  # the landing file; its name is its identity in the lake
+    scanned: Scanned
+    replaces: str | None  # checksum of the earlier content whose rows it replaces
+    read_path: Path | None = None  # what Spark reads: the file, or a converted / trimmed copy
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def checksum(self) -> str:
+        return self.scanned.checksum
+
+    @property
+    def format(self) -> str:
+        return FORMATS[self.path.suffix.lower()]
+
+
+@dataclass
+class _History:
+    """What the ingest log says about earlier runs."""
+
+    current: dict[str, str] = field(default_factory=dict)  # file name -> checksum of its ingested content
+    names: dict[str, str] = field(default_factory=dict)  # checksum -> a file name it was ingested under
+    refused: set[tuple[str, str | None]] = field(default_factory=set)  # (file, checksum) refusals logged
+
+
+def _history(lake: Any, log_t: str) -> _History:
+    table = lake.read_arrow(log_t)
+    history = _History()
+    if table is None:
+        return history
+    for row in sorted(table.to_pylist(), key=lambda r: r["ingested_at"]):
+        if (row.get("status") or "ingested") == "refused":
+            history.refused.add((row["file"], row["checksum"]))
+            continue
+        history.current[row["file"]] = row["checksum"]
+        history.names.setdefault(row["checksum"], row["file"])
+    return history
+
+
+def changed_file_reason(earlier: str, now: str) -> str:
+    return (
+        f"content changed since it was ingested (SHA-256 {earlier[:12]}... then, {now[:12]}... now); "
+        "nothing of it was written and its earlier rows stay: rename it to ingest it as a new file, "
+        "or ingest with --replace-changed to replace its earlier rows"
+    )
+
+
 def ingest(
     lake_root: str | Path,
     stream_schema: dict[str, Any],
     landing_dir: str | Path,
     spark: Any = None,
+    *,
+    replace_changed: bool = False,
 ) -> IngestReport:
-    """Ingest the landing folder's new files into the stream's bronze/quarantine/log tables."""
-    from trendlake.jobs.lake import Lake
+    """Ingest the landing folder's new files into the stream's bronze/quarantine/log tables.
+
+    ``replace_changed``: a file ingested before under the same name whose
+    content changed replaces its earlier rows (else it is refused).
+    """
+    from trendlake.jobs.lake import Lake, record_stream
     from trendlake.jobs.spark import get_spark
 
     started = time.perf_counter()
@@ -447,62 +738,212 @@ def ingest(
     report = IngestReport(stream)
     log_t = lake.ingest_log(stream)
 
-    logged = lake.read_arrow(log_t, columns=["checksum"])
-    seen = set(logged.column("checksum").to_pylist()) if logged is not None else set()
-    todo: list[tuple[Path, str]] = []
-    for path in landing_files(landing_dir):
-        checksum = sha256_of(path)
-        if checksum in seen:
-            report.files_skipped.append(path.name)
+    files, skipped = scan_landing(landing_dir)
+    history = _history(lake, log_t)
+    seen = dict(history.names)
+    todo: list[_Todo] = []
+    refusals: list[tuple[str, str | None, str]] = []  # (file, checksum, reason)
+    for path in files:
+        try:
+            scanned = scan_file(path)
+        except FileRefused as err:
+            refusals.append((path.name, None, str(err)))
             continue
-        seen.add(checksum)
-        todo.append((path, checksum))
-    if not todo:
-        log.info("ingest %s: no new files (%d skipped)", stream, len(report.files_skipped))
-        report.seconds = time.perf_counter() - started
-        return report
+        try:
+            precheck(path, scanned)
+        except FileRefused as err:
+            refusals.append((path.name, scanned.checksum, str(err)))
+            continue
+        checksum, earlier = scanned.checksum, history.current.get(path.name)
+        if earlier == checksum:
+            skipped[path.name] = ALREADY_INGESTED
+        elif earlier is not None and not replace_changed:
+            refusals.append((path.name, checksum, changed_file_reason(earlier, checksum)))
+        elif earlier is not None:
+            todo.append(_Todo(path, scanned, earlier))
+        elif checksum in seen:
+            skipped[path.name] = f"same content (SHA-256) as {seen[checksum]}, already ingested"
+        else:
+            todo.append(_Todo(path, scanned, None))
+        seen.setdefault(checksum, path.name)
 
-    spark = spark or get_spark()
-    # The validation projection has a few rules per attribute; with wide stream
-    # schemas its generated Java exceeds the JVM's 64 KB method limit and Spark
-    # logs a compile failure before falling back. Interpret it from the start.
-    codegen = spark.conf.get("spark.sql.codegen.wholeStage", "true")
-    spark.conf.set("spark.sql.codegen.wholeStage", "false")
-    try:
-        return _ingest_files(spark, lake, report, stream_schema, todo, started)
-    finally:
-        spark.conf.set("spark.sql.codegen.wholeStage", codegen)
+    log_rows: list[dict[str, Any]] = []
+    ingested_at = datetime.now(UTC)
+    if todo:
+        spark = spark or get_spark()
+        # The validation projection has a few rules per attribute; with wide stream
+        # schemas its generated Java exceeds the JVM's 64 KB method limit and Spark
+        # logs a compile failure before falling back. Interpret it from the start.
+        codegen = spark.conf.get("spark.sql.codegen.wholeStage", "true")
+        spark.conf.set("spark.sql.codegen.wholeStage", "false")
+        try:
+            log_rows = _ingest_files(spark, lake, report, stream_schema, todo, refusals, ingested_at)
+        finally:
+            spark.conf.set("spark.sql.codegen.wholeStage", codegen)
+
+    for name, checksum, reason in refusals:
+        report.files_refused[name] = reason
+        log.warning("ingest %s: refused %s: %s", stream, name, reason)
+        if (name, checksum) not in history.refused:
+            log_rows.append({
+                "file": name, "checksum": checksum, "rows_read": 0, "rows_good": 0, "rows_bad": 0,
+                "ingested_at": ingested_at, "bronze_version": None, "quarantine_version": None,
+                "recovered": False, "status": "refused", "message": reason,
+            })
+    report.files_skipped = sorted(skipped)
+    report.skip_reasons = {name: skipped[name] for name in report.files_skipped}
+    for name in report.files_skipped:
+        if skipped[name] != ALREADY_INGESTED:
+            log.info("ingest %s: skipped %s: %s", stream, name, skipped[name])
+    if log_rows:
+        import pyarrow as pa
+
+        report.log_version = lake.write_arrow(
+            log_t, pa.Table.from_pylist(log_rows, schema=ingest_log_schema()), add_columns=True
+        )
+    record_stream(lake.root, stream_schema)
+    report.seconds = time.perf_counter() - started
+    log.info(
+        "ingest %s: %d files, %d rows read, %d good, %d quarantined "
+        "(%d skipped, %d refused, %d replaced, %d recovered) in %.1fs",
+        stream, len(report.files_ingested), report.rows_read, report.rows_good, report.rows_bad,
+        len(report.files_skipped), len(report.files_refused), len(report.files_replaced),
+        len(report.files_recovered), report.seconds,
+    )
+    return report
+
+
+def precheck(path: Path, scanned: Scanned) -> None:
+    """Refuse a file that cannot be read before it counts as seen (an empty or non-UTF-8 CSV header,
+    a CSV header over the line limit, a file that is not Parquet)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fmt = FORMATS[path.suffix.lower()]
+    if fmt == "parquet":
+        try:
+            pq.read_schema(path)
+        except (pa.ArrowException, OSError) as err:
+            raise FileRefused(f"not a readable Parquet file ({_first_line(err)})") from None
+    elif fmt == "csv":
+        long_lines = scanned.long_lines
+        if long_lines and long_lines[0][0] == 1:
+            raise FileRefused(f"CSV header line is {long_lines[0][2]} bytes, over the {LINE_LIMIT}-byte line limit")
+        csv_header_ok(path)
+
+
+def _prepare(item: _Todo, work: Path) -> tuple[Path, str | None]:
+    """The path Spark reads for ``item`` and a note for the report (FileRefused when unreadable)."""
+    if item.format == "parquet":
+        return parquet_for_spark(item.path, work)
+    long_lines = item.scanned.long_lines
+    if not long_lines:
+        return item.path, None
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / item.name
+    _copy_without(item.path, out, [(offset, length) for _, offset, length in long_lines])
+    many = len(long_lines)
+    return out, f"{item.name}: {many} line{'s' if many > 1 else ''} over {LINE_LIMIT} bytes quarantined unparsed"
+
+
+def _long_line_rows(spark: Any, item: _Todo, raw: Any, stream_schema: dict[str, Any]) -> Any:
+    """Quarantine-bound raw rows (``_malformed`` set) for the over-long lines of a text file."""
+    rows = []
+    columns = quarantine_columns(stream_schema)
+    with open(item.path, "rb") as fh:
+        for line, offset, length in item.scanned.long_lines:
+            fh.seek(offset)
+            head = fh.read(RAW_KEPT).decode("utf-8", errors="replace")
+            reason = (f"line of {length} bytes is over the {LINE_LIMIT}-byte line limit; "
+                      f"not parsed (raw keeps its first {RAW_KEPT} bytes)")
+            rows.append(tuple([None] * len(columns) + [line, head, reason]))
+    return spark.createDataFrame(rows, raw.schema)
+
+
+def _spark_errors() -> tuple[type[BaseException], ...]:
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    return (PySparkException, Py4JJavaError)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _sql_in(column: str, values: list[str]) -> str:
+    quoted = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    return f"{column} IN ({quoted})"
 
 
 def _ingest_files(
     spark: Any, lake: Any, report: IngestReport, stream_schema: dict[str, Any],
-    todo: list[tuple[Path, str]], started: float,
-) -> IngestReport:
-    import pyarrow as pa
+    todo: list[_Todo], refusals: list[tuple[str, str | None, str]], ingested_at: datetime,
+) -> list[dict[str, Any]]:
+    """Read, validate and commit ``todo``; fills ``report``; the ingest log rows of the files read."""
+    from trendlake.jobs.lake import STAGING
+
+    work = lake.root / STAGING / f"{int(time.time())}-ingest-{uuid.uuid4().hex}"
+    try:
+        return _ingest_prepared(spark, lake, report, stream_schema, todo, refusals, ingested_at, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _ingest_prepared(
+    spark: Any, lake: Any, report: IngestReport, stream_schema: dict[str, Any],
+    todo: list[_Todo], refusals: list[tuple[str, str | None, str]], ingested_at: datetime,
+    work: Path,
+) -> list[dict[str, Any]]:
     from pyspark.sql import functions as F
     from trendlake.jobs.quality import suite_for_stream, validate_bronze
 
     stream = stream_schema["stream"]
-    bronze_t, quarantine_t, log_t = lake.bronze(stream), lake.quarantine(stream), lake.ingest_log(stream)
+    bronze_t, quarantine_t = lake.bronze(stream), lake.quarantine(stream)
     lake.cleanup_staging()
-    # Files an earlier run committed to bronze / quarantine but not to the log.
-    checksums = [c for _, c in todo]
-    in_bronze = _checksums_in(lake, spark, bronze_t, checksums)
-    in_quarantine = _checksums_in(lake, spark, quarantine_t, checksums)
+    spark_errors = _spark_errors()
 
     base = _next_seq(lake, spark, bronze_t)
-    parts, rows_read, line_offset = [], {}, 0
-    for index, (path, checksum) in enumerate(todo):
-        raw, n = read_raw(spark, path, stream_schema)
-        rows_read[checksum] = n
+    parts, rows_read, line_offset, ready = [], {}, 0, []
+    for item in todo:
+        try:
+            item.read_path, note = _prepare(item, work)
+            raw, n = read_raw(spark, item.read_path, stream_schema)
+        except FileRefused as err:
+            refusals.append((item.name, item.checksum, str(err)))
+            continue
+        except IngestError as err:
+            refusals.append((item.name, item.checksum, str(err).replace(f"{item.read_path}: ", "")))
+            continue
+        except spark_errors as err:
+            refusals.append((item.name, item.checksum, f"Spark cannot read it: {_first_line(err)}"))
+            continue
+        if note:
+            report.warnings.append(note)
+        if item.scanned.long_lines and item.format != "parquet":
+            raw = raw.unionByName(_long_line_rows(spark, item, raw, stream_schema))
+            n += len(item.scanned.long_lines)
+        rows_read[item.checksum] = n
         parts.append(raw.select(
             "*",
-            F.lit(path.name).alias("source_file"),
-            F.lit(checksum).alias("source_checksum"),
+            F.lit(item.name).alias("source_file"),
+            F.lit(item.checksum).alias("source_checksum"),
             (F.lit(base + line_offset) + F.col("_line") - 1).alias("_seq"),
-            F.lit(index).alias("_file_index"),
+            F.lit(len(ready)).alias("_file_index"),
         ))
-        line_offset += _line_count(path) if FORMATS[path.suffix.lower()] != "parquet" else n
+        ready.append(item)
+        line_offset += item.scanned.newlines + 1 if item.format != "parquet" else n
+    if not ready:
+        return []
+
+    # Files an earlier run committed to bronze / quarantine but not to the log
+    # (a replaced file is always written again in full: replacing is idempotent).
+    fresh = [item.checksum for item in ready if item.replaces is None]
+    in_bronze = _checksums_in(lake, spark, bronze_t, fresh)
+    in_quarantine = _checksums_in(lake, spark, quarantine_t, fresh)
+    replaced = [item.name for item in ready if item.replaces is not None]
+
     rows = parts[0]
     for p in parts[1:]:
         rows = rows.unionByName(p)
@@ -511,13 +952,14 @@ def _ingest_files(
         counts = {(r["source_checksum"], r["bad"]): r["count"]
                   for r in checked.groupBy("source_checksum", (F.col("_reason").isNotNull()).alias("bad")).count().collect()}
         per_file = {}
-        for path, checksum in todo:
-            good, bad = counts.get((checksum, False), 0), counts.get((checksum, True), 0)
-            if good + bad != rows_read[checksum]:
+        for item in ready:
+            good, bad = counts.get((item.checksum, False), 0), counts.get((item.checksum, True), 0)
+            if good + bad != rows_read[item.checksum]:
                 raise IngestError(
-                    f"{path.name}: {rows_read[checksum]} rows read but {good} good + {bad} quarantined; nothing committed"
+                    f"{item.name}: {rows_read[item.checksum]} rows read but {good} good + {bad} quarantined; "
+                    "nothing committed"
                 )
-            per_file[checksum] = (good, bad)
+            per_file[item.checksum] = (good, bad)
 
         attrs = list(stream_schema["attributes"])
         good_rows = checked.where(F.col("_reason").isNull() & ~F.col("source_checksum").isin(list(in_bronze)))
@@ -531,7 +973,6 @@ def _ingest_files(
             "source_checksum",
         )
         validate_bronze(bronze, suite_for_stream(stream_schema))
-        ingested_at = datetime.now(UTC)
         bad_rows = checked.where(F.col("_reason").isNotNull() & ~F.col("source_checksum").isin(list(in_quarantine)))
         quarantine = bad_rows.select(
             F.col("_reason").alias("reason"), "source_file", F.col("_line").alias("source_line"),
@@ -539,37 +980,42 @@ def _ingest_files(
             F.col("_raw").alias("raw"),
             F.to_json(F.struct(*[F.col(f"`{c}`") for c in quarantine_columns(stream_schema)])).alias("fields"),
         )
-        lake.write(bronze_t, bronze, partition_by=["event_date"])
-        lake.write(quarantine_t, quarantine)
+        for table, frame, partition_by in ((bronze_t, bronze, ["event_date"]), (quarantine_t, quarantine, None)):
+            if not replaced:
+                lake.write(table, frame, partition_by=partition_by)
+                continue
+            is_replaced = F.col("source_file").isin(replaced)
+            lake.write(table, frame.where(~is_replaced), partition_by=partition_by)
+            # the changed files' earlier rows out, their new rows in: one transaction
+            lake.replace_rows(table, frame.where(is_replaced).toArrow(), _sql_in("source_file", replaced),
+                              partition_by=partition_by)
     finally:
         checked.unpersist()
     report.bronze_version = lake.version(bronze_t)
     report.quarantine_version = lake.version(quarantine_t)
 
     log_rows = []
-    for path, checksum in todo:
-        good, bad = per_file[checksum]
-        recovered = checksum in in_bronze or checksum in in_quarantine
+    for item in ready:
+        good, bad = per_file[item.checksum]
+        recovered = item.checksum in in_bronze or item.checksum in in_quarantine
         log_rows.append({
-            "file": path.name, "checksum": checksum, "rows_read": rows_read[checksum],
+            "file": item.name, "checksum": item.checksum, "rows_read": rows_read[item.checksum],
             "rows_good": good, "rows_bad": bad, "ingested_at": ingested_at,
             "bronze_version": report.bronze_version, "quarantine_version": report.quarantine_version,
             "recovered": recovered,
+            "status": "replaced" if item.replaces else "ingested",
+            "message": (f"replaced the rows of its earlier content (SHA-256 {item.replaces[:12]}...)"
+                        if item.replaces else None),
         })
-        report.files_ingested.append(path.name)
+        report.files_ingested.append(item.name)
+        if item.replaces:
+            report.files_replaced.append(item.name)
         if recovered:
-            report.files_recovered.append(path.name)
-        report.rows_read += rows_read[checksum]
+            report.files_recovered.append(item.name)
+        report.rows_read += rows_read[item.checksum]
         report.rows_good += good
         report.rows_bad += bad
-    report.log_version = lake.write_arrow(log_t, pa.Table.from_pylist(log_rows, schema=ingest_log_schema()))
-    report.seconds = time.perf_counter() - started
-    log.info(
-        "ingest %s: %d files, %d rows read, %d good, %d quarantined (%d skipped, %d recovered) in %.1fs",
-        stream, len(todo), report.rows_read, report.rows_good, report.rows_bad,
-        len(report.files_skipped), len(report.files_recovered), report.seconds,
-    )
-    return report
+    return log_rows
 
 
 def _checksums_in(lake: Any, spark: Any, table: str, checksums: list[str]) -> set[str]:
@@ -592,11 +1038,6 @@ def _next_seq(lake: Any, spark: Any, table: str) -> int:
     return 0 if top is None else int(top) + 1
 
 
-def _line_count(path: Path) -> int:
-    with open(path, "rb") as fh:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")) + 1
-
-
 # ---------------------------------------------------------------------- CLI
 
 
@@ -608,28 +1049,48 @@ def add_parser(sub: Any) -> None:
             "Validate every row of the landing folder's new CSV / JSON-lines / Parquet files "
             "against the stream schema and its expectation suite; good rows go to "
             "bronze/<stream>, bad ones to quarantine/<stream> with a reason. Files already "
-            "ingested (same SHA-256) are skipped."
+            "ingested (same SHA-256) are skipped; a file ingested before whose content changed "
+            "is refused unless --replace-changed. Links, FIFOs and folders are skipped. "
+            "Exit 1 when a file was refused (the others are ingested)."
         ),
     )
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--stream", required=True, help="stream schema: bundled name or JSON path")
+    p.add_argument("--stream", required=True,
+                   help="stream: a name (bundled, or recorded in the lake by an earlier ingest) or a schema JSON path")
     p.add_argument("--landing", required=True, type=Path, help="folder of raw event files")
+    p.add_argument("--replace-changed", action="store_true",
+                   help="a file ingested before whose content changed replaces its earlier rows "
+                        "(bronze and quarantine, one transaction each) instead of being refused")
     p.set_defaults(func=_run)
 
 
-def _run(args: argparse.Namespace) -> int:
-    from trendlake.jobs.quality import SuiteFailed
-    from trendlake.schemas import load_stream_schema
-
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    try:
-        report = ingest(args.lake, load_stream_schema(args.stream), args.landing)
-    except (IngestError, SuiteFailed, FileNotFoundError) as err:
-        print(f"trendlake: error: {err}", file=sys.stderr)
-        return 2
-    print(
-        f"{report.stream}: {len(report.files_ingested)} files ingested, {len(report.files_skipped)} skipped; "
-        f"{report.rows_read} rows read = {report.rows_good} to bronze + {report.rows_bad} quarantined "
+def summary(report: IngestReport) -> str:
+    """The lines ``trendlake ingest`` prints: skipped (other than already ingested), refused, warnings, totals."""
+    lines = [f"skipped {name}: {why}" for name, why in report.skip_reasons.items() if why != ALREADY_INGESTED]
+    lines += [f"refused {name}: {why}" for name, why in report.files_refused.items()]
+    lines += [f"warning: {w}" for w in report.warnings]
+    replaced = f", {len(report.files_replaced)} replaced" if report.files_replaced else ""
+    refused = f", {len(report.files_refused)} refused" if report.files_refused else ""
+    lines.append(
+        f"{report.stream}: {len(report.files_ingested)} files ingested{replaced}, {len(report.files_skipped)} skipped"
+        f"{refused}; {report.rows_read} rows read = {report.rows_good} to bronze + {report.rows_bad} quarantined "
         f"({report.seconds:.1f}s)"
     )
-    return 0
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from trendlake.jobs.lake import LakeError, resolve_stream
+    from trendlake.jobs.quality import SuiteFailed
+    from trendlake.jobs.spark import configure_logging
+
+    configure_logging()
+    try:
+        _, schema = resolve_stream(args.stream, args.lake)
+        report = ingest(args.lake, schema, args.landing, replace_changed=args.replace_changed)  # type: ignore[arg-type]
+    except (IngestError, SuiteFailed, FileNotFoundError, LakeError) as err:
+        print(f"trendlake: error: {err}", file=sys.stderr)
+        return 2
+    sys.stderr.flush()
+    print(summary(report), flush=True)
+    return 1 if report.files_refused else 0

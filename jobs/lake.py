@@ -16,6 +16,11 @@ Spark are one Delta transaction each:
 Reads into Spark use only the current (or a chosen) snapshot's files,
 ``DeltaTable.file_uris()``; a table folder is never read directly. See
 ``docs/lake.md`` for the table layouts.
+
+Names: every stream and query name that becomes a table folder passes ONE
+rule (``check_name``), every table path is checked to resolve inside the lake
+root, and ``resolve_stream`` turns a ``--stream`` value (a name or a schema
+path) into the same ``(name, schema)`` for every command.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import time
 import uuid
@@ -40,11 +46,102 @@ STAGING = "_staging"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 MANIFEST = "_moved.json"
 
+STREAMS = "streams"  # <lake>/streams/<name>.json: the schema each stream was last ingested with
+NAME_RULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
 Filters = Sequence[tuple[str, str, Any]]
 
 
 class LakeError(JobError):
     """A write was refused (schema mismatch, rows outside the partitions being replaced)."""
+
+
+class LakeNameError(LakeError, ValueError):
+    """A stream or query name cannot name a table folder, or a path escapes the lake root."""
+
+
+def check_name(name: Any, what: str = "table name") -> str:
+    """``name`` if it may name a lake table folder, else ``LakeNameError``.
+
+    The rule: an identifier of letters, digits and ``_`` not starting with a
+    digit, at most 128 characters (every query name of the language up to that
+    length; no ``/``, ``.``, or anything a file system treats specially).
+    """
+    if not isinstance(name, str) or not NAME_RULE.fullmatch(name):
+        shown = repr(name) if not isinstance(name, str) or len(name) <= 60 else repr(name[:60] + "...")
+        raise LakeNameError(
+            f"{what} {shown} cannot name a lake table: use letters, digits and _ "
+            "(not starting with a digit), at most 128 characters"
+        )
+    return name
+
+
+def is_schema_path(spec: str | Path) -> bool:
+    """Whether a ``--stream`` value is a schema file path (has a folder or a suffix) rather than a name."""
+    text = str(spec)
+    return isinstance(spec, Path) or "/" in text or os.sep in text or "." in text
+
+
+def resolve_stream(
+    spec: str | Path, lake_root: str | Path | None = None, *, need_schema: bool = True
+) -> tuple[str, dict[str, Any] | None]:
+    """``(stream name, stream schema)`` of a ``--stream`` value, the same way for every command.
+
+    ``spec`` is a schema file path (it has a ``/`` or a suffix: ``flights.json``,
+    ``/data/flights.json``; the name is the file's ``"stream"`` field) or a
+    stream name (``flights``): the schema the stream was last ingested with
+    into ``lake_root`` (``<lake>/streams/<name>.json``), else the bundled
+    schema of that name. With ``need_schema=False`` a name needs no schema
+    (the schema is then None when neither exists). The name always passes
+    ``check_name``.
+    """
+    from trendlake import schemas
+
+    if is_schema_path(spec):
+        path = Path(spec)
+        if not path.is_file():
+            raise FileNotFoundError(f"no stream schema file {path}")
+        schema = _read_schema(path)
+        return check_name(schema.get("stream"), f"stream schema {path}: stream name"), schema
+    name = check_name(str(spec), "stream name")
+    if lake_root is not None:
+        recorded = Path(lake_root) / STREAMS / f"{name}.json"
+        if recorded.is_file():
+            return name, _read_schema(recorded)
+    if schemas.has_stream(name):
+        return name, schemas.load_stream_schema(name)
+    if not need_schema:
+        return name, None
+    where = f" and none recorded in the lake {lake_root}" if lake_root is not None else ""
+    raise FileNotFoundError(
+        f"no stream schema {name!r}: not bundled (bundled: {', '.join(schemas.bundled_streams())}){where}; "
+        "pass the schema file path (--stream path/to/schema.json)"
+    )
+
+
+def _read_schema(path: Path) -> dict[str, Any]:
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise LakeError(f"stream schema {path} is not a JSON file: {err}") from None
+    if not isinstance(schema, dict):
+        raise LakeError(f"stream schema {path} is not a JSON object")
+    return schema
+
+
+def record_stream(lake_root: str | Path, schema: dict[str, Any]) -> Path:
+    """Keep the schema a stream is ingested with under ``<lake>/streams/`` (so its name resolves later)."""
+    lake = Lake(lake_root)
+    name = check_name(schema.get("stream"), "stream name")
+    path = lake.inside(lake.root / STREAMS / f"{name}.json")
+    text = json.dumps(schema, indent=2, sort_keys=True) + "\n"
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 def _before_commit(table_path: Path, actions: list[Any]) -> None:
@@ -60,11 +157,19 @@ class Lake:
     # ------------------------------------------------------------------ names and paths
 
     def path(self, table: str) -> Path:
-        """Folder of a table given as ``kind/name`` or ``kind.name``."""
+        """Folder of a table given as ``kind/name`` or ``kind.name``; the name passes ``check_name``
+        and the folder resolves inside the lake root."""
         kind, _, name = table.replace(".", "/", 1).partition("/")
         if not name or kind not in KINDS:
-            raise ValueError(f"not a lake table name: {table!r} (use KIND/NAME, KIND one of {KINDS})")
-        return self.root / kind / name
+            raise LakeNameError(f"not a lake table name: {table!r} (use KIND/NAME, KIND one of {KINDS})")
+        check_name(name, f"{kind} table name")
+        return self.inside(self.root / kind / name)
+
+    def inside(self, path: Path) -> Path:
+        """``path`` if it resolves (links followed) inside the lake root, else ``LakeNameError``."""
+        if not path.resolve().is_relative_to(self.root):
+            raise LakeNameError(f"{path} resolves to {path.resolve()}, outside the lake root {self.root}")
+        return path
 
     def bronze(self, stream: str) -> str:
         return f"bronze/{stream}"
@@ -82,7 +187,10 @@ class Lake:
         return f"results/{query}"
 
     def plans(self, workload: str) -> Path:
-        return self.root / "plans" / workload
+        """Folder of a workload's plans (``plans/<workload>``), inside the lake root."""
+        if not workload or workload in (".", "..") or "/" in workload or os.sep in workload:
+            raise LakeNameError(f"workload name {workload!r} cannot name a plans folder")
+        return self.inside(self.root / "plans" / workload)
 
     def exists(self, table: str) -> bool:
         from deltalake import DeltaTable
@@ -96,7 +204,8 @@ class Lake:
         for kind in KINDS:
             folder = self.root / kind
             if folder.is_dir():
-                found += [f"{kind}/{p.name}" for p in sorted(folder.iterdir()) if self.exists(f"{kind}/{p.name}")]
+                found += [f"{kind}/{p.name}" for p in sorted(folder.iterdir())
+                          if NAME_RULE.fullmatch(p.name) and self.exists(f"{kind}/{p.name}")]
         return found
 
     def version(self, table: str) -> int | None:
@@ -347,12 +456,14 @@ class Lake:
     # ------------------------------------------------------------------ small writes from Arrow
 
     def write_arrow(
-        self, table: str, data: Any, *, mode: str = "append", partition_by: Sequence[str] | None = None
+        self, table: str, data: Any, *, mode: str = "append", partition_by: Sequence[str] | None = None,
+        add_columns: bool = False,
     ) -> int:
         """Write a small Arrow table through the driver (``write_deltalake``) in one commit; the new version.
 
         ``mode`` is ``append`` or ``overwrite`` (the whole table). The table is
-        created when missing; an existing table keeps its partitioning and schema.
+        created when missing; an existing table keeps its partitioning and schema
+        (``add_columns=True`` lets ``data`` add new columns to it, older rows get NULL).
         """
         from deltalake import write_deltalake
 
@@ -363,7 +474,8 @@ class Lake:
         _before_commit(path, [])
         path.mkdir(parents=True, exist_ok=True)
         try:
-            write_deltalake(str(path), data, mode=mode, partition_by=partition_by or None)
+            write_deltalake(str(path), data, mode=mode, partition_by=partition_by or None,
+                            schema_mode="merge" if add_columns and self.exists(table) else None)
         finally:
             settle()
         version = self.version(table)

@@ -30,7 +30,9 @@ class PlanRef:
 
 
 def plans_dir(lake_root: str | Path, workload: str) -> Path:
-    return Path(lake_root) / "plans" / workload
+    from trendlake.jobs.lake import Lake
+
+    return Lake(lake_root).plans(workload)
 
 
 def workload_name(workload_path: str | Path) -> str:
@@ -53,13 +55,21 @@ def optimize(
     statistics: dict[str, Any] | None = None,
     planner: str = "none",
 ) -> PlanRef:
-    """Compile the workload, plan it with ``planner`` and make that plan current."""
-    from trendlake.schemas import load_stream_schema
+    """Compile the workload, plan it with ``planner`` and make that plan current.
+
+    The lake root must exist (``trendlake ingest`` creates it): a mistyped
+    ``--lake`` is an error, not a new empty lake.
+    """
+    from trendlake.jobs.lake import resolve_stream
 
     from trendlake import optimizer
 
+    if not Path(lake_root).is_dir():
+        raise FileNotFoundError(
+            f"no lake at {lake_root} (not a folder); check --lake, or create the lake with `trendlake ingest`"
+        )
     text = Path(workload_path).read_text()
-    schema = load_stream_schema(stream) if stream else None
+    schema = resolve_stream(stream, lake_root)[1] if stream else None
     workload = optimizer.compile_workload(text, stream_schema=schema, path=str(workload_path))
     plan = optimizer.build_plan(
         workload, planner=planner, statistics=statistics, stream=schema["stream"] if schema else None
@@ -106,7 +116,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("workload", type=Path, help="workload file (*.etq)")
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--stream", help="stream schema (bundled name or JSON path)")
+    p.add_argument("--stream", help="stream: a name (bundled, or recorded in the lake by ingest) or a schema JSON path")
     p.add_argument("--planner", default="none", help="planner name (default: none)")
     p.add_argument("--no-stats", action="store_true", help="plan without reading stats.<stream>")
     p.set_defaults(func=_run)

@@ -8,10 +8,16 @@ never at DAG parse time:
 |---|---|---|
 | ``TRENDLAKE_LAKE`` | ``./lake`` | lake root (Delta tables and plans) |
 | ``TRENDLAKE_LANDING`` | ``<lake>/../landing`` | folder of raw event files to ingest |
-| ``TRENDLAKE_STREAM`` | ``rides`` | stream schema (bundled name or JSON path) |
+| ``TRENDLAKE_STREAM`` | ``rides`` | stream: a name or a schema JSON path (``trendlake.jobs.lake.resolve_stream``) |
+| ``TRENDLAKE_REPLACE_CHANGED`` | ``0`` | ``1``: a changed landing file replaces its earlier rows (else it is refused) |
 | ``TRENDLAKE_WORKLOAD`` | bundled ``sample_rides.etq`` | workload file |
 | ``TRENDLAKE_SPARK_MASTER`` | ``local[*]`` | Spark master URL |
 | ``TRENDLAKE_STATS_DAYS`` | ``7`` | trailing days of bronze the nightly stats cover |
+
+A run of ``trendlake_ingest`` triggered with ``{"replace_changed": true}`` in
+its conf replaces changed files for that run; a ``trendlake_replay`` run with
+``{"from": ISO, "to": ISO}`` replays that interval. Bad settings and conf
+values are errors naming the variable or conf key.
 """
 
 from __future__ import annotations
@@ -27,6 +33,28 @@ from trendlake.schemas import workload_path
 SPARK_POOL = "trendlake_spark"
 
 
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("", "0", "false", "no", "off")
+
+
+def _flag(variable: str, default: str = "0") -> bool:
+    text = os.environ.get(variable, default).strip().lower()
+    if text not in TRUE + FALSE:
+        raise ValueError(f"{variable}={text!r}: expected 1/0, true/false, yes/no or on/off")
+    return text in TRUE
+
+
+def _days(variable: str, default: str) -> int:
+    text = os.environ.get(variable, default).strip()
+    try:
+        days = int(text)
+    except ValueError:
+        raise ValueError(f"{variable}={text!r}: expected a whole number of days") from None
+    if days < 1:
+        raise ValueError(f"{variable}={text!r}: expected at least 1 day")
+    return days
+
+
 @dataclass(frozen=True)
 class Settings:
     lake: Path
@@ -34,6 +62,7 @@ class Settings:
     stream: str
     workload: Path
     stats_days: int
+    replace_changed: bool = False
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -45,20 +74,46 @@ class Settings:
             workload=Path(
                 os.environ.get("TRENDLAKE_WORKLOAD", str(workload_path("sample_rides.etq")))
             ).resolve(),
-            stats_days=int(os.environ.get("TRENDLAKE_STATS_DAYS", "7")),
+            stats_days=_days("TRENDLAKE_STATS_DAYS", "7"),
+            replace_changed=_flag("TRENDLAKE_REPLACE_CHANGED"),
         )
 
     @property
     def stream_name(self) -> str:
-        return Path(self.stream).stem
+        """The stream's name, resolved like every command resolves ``--stream``."""
+        from trendlake.jobs.lake import resolve_stream
+
+        return resolve_stream(self.stream, self.lake, need_schema=False)[0]
 
 
-def run_ingest(settings: Settings | None = None) -> dict[str, Any]:
+def run_conf(context: Any) -> dict[str, Any]:
+    """The conf a DAG run was triggered with (empty for scheduled runs)."""
+    run = context.get("dag_run") if context else None
+    conf = (getattr(run, "conf", None) or {}) if run is not None else {}
+    if not isinstance(conf, dict):
+        raise ValueError(f"the run conf must be a JSON object, not {type(conf).__name__}")
+    return conf
+
+
+def replace_changed_from(conf: dict[str, Any], settings: Settings) -> bool:
+    """The run conf's ``replace_changed`` (a JSON boolean) if given, else the setting."""
+    if "replace_changed" not in conf:
+        return settings.replace_changed
+    value = conf["replace_changed"]
+    if not isinstance(value, bool):
+        raise ValueError(f'ingest conf "replace_changed" must be true or false, not {value!r}')
+    return value
+
+
+def run_ingest(settings: Settings | None = None, context: Any = None) -> dict[str, Any]:
+    """Ingest the landing folder; ``context`` (the task's) may carry ``{"replace_changed": true}``."""
     from trendlake.jobs.ingest import ingest
-    from trendlake.schemas import load_stream_schema
+    from trendlake.jobs.lake import resolve_stream
 
     s = settings or Settings.from_env()
-    report = ingest(s.lake, load_stream_schema(s.stream), s.landing)
+    replace = replace_changed_from(run_conf(context), s)
+    _, schema = resolve_stream(s.stream, s.lake)
+    report = ingest(s.lake, schema, s.landing, replace_changed=replace)  # type: ignore[arg-type]
     return _plain(report)
 
 
@@ -68,7 +123,7 @@ def run_stats(end: datetime, settings: Settings | None = None) -> dict[str, Any]
 
     s = settings or Settings.from_env()
     start = end - timedelta(days=s.stats_days)
-    version = stats_job(s.lake, s.stream_name, s.workload, start, end)
+    version = stats_job(s.lake, s.stream, s.workload, start, end)
     return {"stats_version": version, "range_start": str(start), "range_end": str(end)}
 
 
@@ -76,7 +131,7 @@ def run_optimize(settings: Settings | None = None) -> dict[str, Any]:
     from trendlake.jobs.optimize import latest_statistics, optimize
 
     s = settings or Settings.from_env()
-    ref = optimize(s.lake, s.workload, stream=s.stream, statistics=latest_statistics(s.lake, s.stream_name))
+    ref = optimize(s.lake, s.workload, stream=s.stream, statistics=latest_statistics(s.lake, s.stream))
     return {"plan_id": ref.plan_id, "path": str(ref.path), "created": ref.created}
 
 
@@ -98,12 +153,19 @@ def replay_interval(context: Any) -> tuple[datetime, datetime]:
     from trendlake.engine.events import parse_ts
     from trendlake.jobs.replay import _dt
 
-    run = context.get("dag_run")
-    conf = (getattr(run, "conf", None) or {}) if run is not None else {}
+    conf = run_conf(context)
     if conf.get("from") or conf.get("to"):
         if not (conf.get("from") and conf.get("to")):
             raise ValueError('replay conf needs both "from" and "to" (ISO-8601)')
-        return _dt(parse_ts(conf["from"])), _dt(parse_ts(conf["to"]))
+        bounds = []
+        for key in ("from", "to"):
+            try:
+                bounds.append(_dt(parse_ts(conf[key])))
+            except (ValueError, TypeError, OverflowError) as err:
+                raise ValueError(f'replay conf "{key}": {err} (ISO-8601 expected)') from None
+        if bounds[1] <= bounds[0]:
+            raise ValueError(f'replay conf "to" ({conf["to"]}) must be after "from" ({conf["from"]})')
+        return bounds[0], bounds[1]
     return context["data_interval_start"], context["data_interval_end"]
 
 
@@ -111,7 +173,7 @@ def run_replay(start: datetime, end: datetime, settings: Settings | None = None)
     from trendlake.jobs.replay import replay
 
     s = settings or Settings.from_env()
-    report = replay(s.lake, s.workload, start, end, stream=s.stream_name)
+    report = replay(s.lake, s.workload, start, end, stream=s.stream)
     return _plain(report)
 
 

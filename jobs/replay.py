@@ -29,7 +29,6 @@ from trendlake.jobs.errors import JobError
 log = logging.getLogger("trendlake.replay")
 
 GENERIC_SCHEMA = "query string, group_json string, window_start long, window_end long, state_json string"
-SAFE_PUSHDOWN_OPS = {"+", "-", "*", "neg", "=", "!=", "<", "<=", ">", ">=", "in"}
 
 
 class ReplayError(JobError):
@@ -100,7 +99,7 @@ def evaluate_table(
     """Partial (unfinalized) results of the events of some partitions (an Arrow table),
     windows ending in ``(start, end]``, as generic rows.
 
-    The queries go through ``engine.evaluate_table_partials`` as one set, so a
+    The queries go through ``engine.evaluate_partials`` as one set, so a
     plan that shares work among queries of the same partition key is executed
     as planned. Several partitions (equivalence values) may belong to one
     group, and they may be evaluated in different tasks, so executors ship
@@ -108,11 +107,12 @@ def evaluate_table(
     before finalizing.
     """
     from trendlake.engine.results import to_state
-    from trendlake.engine.table import evaluate_table_partials
+
+    from trendlake import engine
 
     plan = compiled_plan(plan_raw)
     out = []
-    partials = evaluate_table_partials(plan, table, queries=query_names, sorted_by=sorted_by)
+    partials = engine.evaluate_partials(plan, table, queries=query_names, sorted_by=sorted_by)
     for name, by_window in partials.items():
         query = plan.queries[name]
         for (group, k), state in by_window.items():
@@ -161,7 +161,7 @@ def evaluate_sorted_batches(
     """
     import numpy as np
     import pyarrow as pa
-    from trendlake.engine.table import key_runs
+    from trendlake.engine.timeline import key_runs
 
     schema = _generic_arrow_schema()
 
@@ -193,70 +193,6 @@ def evaluate_sorted_batches(
             yield out
 
 
-def spark_column(expr: dict[str, Any]) -> Any:
-    """A Spark Column for a plan expression, or None when it is not safe to push down."""
-    from pyspark.sql import functions as F
-
-    if "lit" in expr:
-        return F.lit(expr["lit"])
-    if "attr" in expr:
-        return None if expr.get("next") else F.col(expr["attr"])
-    op = expr["op"]
-    if op not in SAFE_PUSHDOWN_OPS:
-        return None
-    args = [spark_column(a) for a in expr.get("args", [])]
-    if any(a is None for a in args):
-        return None
-    if op == "neg":
-        return -args[0]
-    if op == "in":
-        return args[0].isin(list(expr["values"]))
-    left, right = args
-    return {
-        "+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
-        "=": lambda: left == right, "!=": lambda: left != right, "<": lambda: left < right,
-        "<=": lambda: left <= right, ">": lambda: left > right, ">=": lambda: left >= right,
-    }[op]()
-
-
-def pushdown_filter(plan_raw: dict[str, Any], columns: set[str], queries: list[str] | None = None) -> Any:
-    """A Spark condition keeping every event some query (of ``queries``; default all)
-    may use (None: keep all).
-
-    Contiguous queries see every event of their partition, so a set with one
-    pushes down nothing. Otherwise an event is kept when it may match some
-    variable: its type, required attributes present and the local predicates
-    that can be expressed safely in Spark (others are left to the engine).
-    """
-    from functools import reduce
-
-    from pyspark.sql import functions as F
-    from trendlake.engine.expr import attributes
-
-    chosen = [q for q in plan_raw["queries"] if queries is None or q["name"] in queries]
-    if any(q["semantics"] == "contiguous" for q in chosen):
-        return None
-    options = []
-    for q in chosen:
-        required = q.get("required_attributes", {})
-        for var in q["variables"]:
-            cond = F.col("type") == F.lit(var["type"])
-            for attr in required.get(var["name"], []):
-                if attr not in columns:
-                    cond = F.lit(False)
-                    break
-                cond = cond & F.col(attr).isNotNull()
-            for expr in q.get("local_predicates", {}).get(var["name"], []):
-                attrs = attributes(expr)
-                col = spark_column(expr) if attrs <= columns else None
-                if col is not None:
-                    cond = cond & col
-            options.append(cond)
-    if not options:
-        return F.lit(False)
-    return reduce(lambda a, b: a | b, options)
-
-
 @dataclass
 class KeyedInput:
     """The events one partition key's queries need, ready for ``mapInArrow``."""
@@ -278,6 +214,7 @@ def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], lo: int, hi: int) -> lis
     """
     from pyspark.sql import functions as F
     from trendlake.engine.table import referenced_attributes
+    from trendlake.jobs.spark_expr import pushdown_filter
 
     columns = set(bronze.columns)
     window = bronze.where(
@@ -290,7 +227,7 @@ def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], lo: int, hi: int) -> lis
     out = []
     for keys, names in by_key.items():
         part = window
-        cond = pushdown_filter(plan_raw, columns, names)
+        cond = pushdown_filter(plan_raw, bronze.dtypes, names)
         if cond is not None:
             part = part.where(cond)
         for k in keys:
@@ -467,6 +404,9 @@ def replay(
         compiled = engine.load_plan(plan, workload_hash=whash)
     except engine.PlanError as err:
         raise ReplayError(f"refusing plan: {err}") from None
+    stream = lakelib.resolve_stream(stream, lake_root, need_schema=False)[0]
+    for q in plan["queries"]:  # every result table name, before anything runs or is written
+        lakelib.check_name(q["name"], "query name")
     report = ReplayReport(compiled.plan_id, start_us, end_us)
     spark = spark or get_spark()
     lake = lakelib.Lake(lake_root)
@@ -521,7 +461,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("workload", type=Path, help="workload file (*.etq) the plan was made for")
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--stream", default="rides", help="stream name (default: rides)")
+    p.add_argument("--stream", default="rides", help="stream: a name or the schema JSON path (default: rides)")
     p.add_argument("--from", dest="start", required=True, help="interval start (ISO-8601 or epoch seconds), exclusive")
     p.add_argument("--to", dest="end", required=True, help="interval end (ISO-8601 or epoch seconds), inclusive")
     p.set_defaults(func=_run)

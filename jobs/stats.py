@@ -585,13 +585,12 @@ def run_stats(
     """
     import pyarrow as pa
     from pyspark.sql import functions as F
-    from trendlake.jobs.lake import Lake
+    from trendlake.jobs.lake import Lake, resolve_stream
     from trendlake.jobs.spark import get_spark
-    from trendlake.schemas import load_stream_schema
 
     started = time.perf_counter()
-    schema = load_stream_schema(stream)
-    name = schema["stream"]
+    name, schema = resolve_stream(stream, lake_root)
+    assert schema is not None
     start_us, end_us = _us(start), _us(end)
     if end_us <= start_us:
         raise ValueError(f"empty stats range: end must be after start ({start} .. {end})")
@@ -641,7 +640,7 @@ def read_runs(lake_root: str | Path, stream: str) -> Any:
     from trendlake.jobs.lake import Lake
 
     lake = Lake(lake_root)
-    return lake.read_arrow(lake.stats(_stream_name(stream)))
+    return lake.read_arrow(lake.stats(_stream_name(stream, lake_root)))
 
 
 def latest_statistics(
@@ -672,13 +671,10 @@ def _workload_hash(workload: Any) -> str:
     return optimizer.workload_hash(text)
 
 
-def _stream_name(stream: str) -> str:
-    path = Path(stream)
-    if path.suffix == ".json" or path.exists():
-        from trendlake.schemas import load_stream_schema
+def _stream_name(stream: str, lake_root: str | Path) -> str:
+    from trendlake.jobs.lake import resolve_stream
 
-        return load_stream_schema(stream)["stream"]
-    return stream
+    return resolve_stream(stream, lake_root, need_schema=False)[0]
 
 
 def statistics_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -747,7 +743,8 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--stream", required=True, help="stream schema: bundled name or JSON path")
+    p.add_argument("--stream", required=True,
+                   help="stream: a name (bundled, or recorded in the lake by ingest) or a schema JSON path")
     p.add_argument("--workload", type=Path, help="workload file (*.etq): bursts per query and predicate selectivities")
     p.add_argument("--from", dest="start", help="range start (ISO-8601 or epoch seconds), inclusive")
     p.add_argument("--to", dest="end", help="range end (ISO-8601 or epoch seconds), exclusive")
@@ -765,7 +762,7 @@ def default_range(lake_root: str | Path, stream: str, start: Any, end: Any, days
         end_us = _us(end)
     else:
         lake = Lake(lake_root)
-        newest = lake.max_partition_value(lake.bronze(_stream_name(stream)), "event_date")
+        newest = lake.max_partition_value(lake.bronze(_stream_name(stream, lake_root)), "event_date")
         if newest is None:
             raise FileNotFoundError(f"no bronze events for stream {stream!r} under {lake_root}; run ingest first")
         day = datetime.fromisoformat(str(newest)).replace(tzinfo=UTC) + timedelta(days=1)
@@ -775,7 +772,9 @@ def default_range(lake_root: str | Path, stream: str, start: Any, end: Any, days
 
 
 def _run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from trendlake.jobs.spark import configure_logging
+
+    configure_logging()
     group_by = [g.strip() for g in args.group_by.split(",") if g.strip()]
     try:
         start_us, end_us = default_range(args.lake, args.stream, args.start, args.end, args.days)

@@ -13,7 +13,6 @@ from trendlake.engine.query import CompiledQuery
 __all__ = ["NoVector", "column", "local_mask", "vec_predicate", "vec_value"]
 
 
-
 class NoVector(Exception):
     """numpy cannot evaluate this expression with the engine's exact semantics."""
 
@@ -213,8 +212,6 @@ def _valid_and(res: Any, ok: Any, n: int) -> np.ndarray:
     if isinstance(out, np.ndarray) and out.shape == (n,):
         return out
     return np.broadcast_to(np.asarray(out, dtype=bool), (n,)).copy()
-
-
 
 
 # the names these functions had inside COGRA, kept for callers written against them

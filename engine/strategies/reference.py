@@ -15,9 +15,11 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from trendlake.engine.events import Event
+from trendlake.engine.columns import Event
 from trendlake.engine.query import ANY, CONTIGUOUS, CompiledQuery, Transition
 from trendlake.engine.results import WindowResult
+
+__all__ = ["evaluate_window", "negation_matches", "run", "supports", "trends"]
 
 Step = tuple[int, str]  # (event index in the window, variable)
 
@@ -132,6 +134,11 @@ def evaluate_window(query: CompiledQuery, events: list[Event], window: tuple[int
                 high = max(values)
                 result.maxs[key] = high if key not in result.maxs else max(result.maxs[key], high)
     return result
+
+
+def supports(query: CompiledQuery) -> str | None:
+    """The reference evaluates every query (exponentially in the events per window)."""
+    return None
 
 
 def run(query: CompiledQuery, events: list[Event]) -> dict[int, WindowResult]:

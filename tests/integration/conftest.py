@@ -1,6 +1,63 @@
-"""Integration tiers: real Spark (local[2]) and Airflow (``dag.test()``)."""
+"""Integration tiers: real Spark (local[2]), real Delta tables, Airflow (``dag.test()``).
+
+Fixtures for every integration test (use them instead of building a pipeline
+per test; the pipeline steps cost tens of seconds each on 2 cores):
+
+* ``spark`` -- the one local SparkSession of the run (trendlake's own settings;
+  the test JVM runs with ``TEST_JVM_OPTIONS``: C1-only JIT and the serial
+  collector: the short test jobs then spend far less CPU on C2 compilation
+  and GC threads, about 40% less CPU for an ingest/replay/check sequence on
+  2 cores; a ``JDK_JAVA_OPTIONS`` you set wins).
+* ``sample_lake`` (session) -- a :class:`SampleLake`: the sample ride stream
+  (``tests/integration/sample.py``, 300 trips over 2026-01-01 and 01-02, one
+  CSV landing file) run once through the whole pipeline: ingest -> stats over
+  both days -> optimize with those statistics -> replay of day one -> replay
+  of day two, with the reports and the result-table versions after day one.
+  READ ONLY: a test that writes must use ``lake_copy``; the fixture checks at
+  the end of the run that no file of the shared lake changed.
+* ``lake_copy`` (function) -- a private copy of the sample lake (Delta tables
+  are plain folders; their logs hold relative paths), for tests that replay,
+  re-ingest, corrupt or otherwise write.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.integration.sample import trip_rows, write_csv
+
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# Read by the `java` launcher of every JVM this test process starts (Spark's driver).
+os.environ.setdefault("JDK_JAVA_OPTIONS", TEST_JVM_OPTIONS)
+
+SAMPLE_DAY = datetime(2026, 1, 1, tzinfo=UTC)
+ONE_DAY = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class SampleLake:
+    """The shared pipeline run (see the module docstring); days are ``[start, end)`` intervals."""
+
+    root: Path
+    lake: Path
+    landing: Path
+    events: Path  # the landing CSV that was ingested (``trendlake eval`` input for the same events)
+    workload: Path
+    stream: str
+    rows: list[dict[str, Any]]  # the rows of ``events``
+    ingest: Any  # jobs.ingest.IngestReport
+    stats_version: int
+    plan: dict[str, Any]  # the current plan (made from the statistics)
+    days: tuple[tuple[datetime, datetime], ...]  # the replayed intervals, in order
+    replays: tuple[Any, ...]  # jobs.replay.ReplayReport per replayed interval
+    day_one_versions: dict[str, int] = field(default_factory=dict)  # query -> results version after day one
 
 
 @pytest.fixture(scope="session")
@@ -9,3 +66,50 @@ def spark():
     from trendlake.jobs.spark import get_spark
 
     return get_spark("local[2]", app_name="trendlake-tests")
+
+
+def _fingerprint(folder: Path) -> list[tuple[str, int]]:
+    return sorted((str(p.relative_to(folder)), p.stat().st_size) for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.fixture(scope="session")
+def sample_lake(tmp_path_factory: pytest.TempPathFactory, spark: Any):
+    """The sample stream through ingest, stats, optimize and two daily replays, once per test run."""
+    from trendlake.jobs.ingest import ingest
+    from trendlake.jobs.lake import Lake
+    from trendlake.jobs.optimize import current_plan, latest_statistics, optimize, workload_name
+    from trendlake.jobs.replay import replay
+    from trendlake.jobs.stats import run_stats
+    from trendlake.schemas import load_stream_schema, workload_path
+
+    root = tmp_path_factory.mktemp("sample_lake")
+    lake_dir, landing = root / "lake", root / "landing"
+    workload = workload_path("sample_rides.etq")
+    rows = trip_rows(300, seed=11)
+    events = write_csv(landing / "trips.csv", rows)
+
+    report = ingest(lake_dir, load_stream_schema("rides"), landing, spark=spark)
+    stats_version = run_stats(lake_dir, "rides", workload, SAMPLE_DAY, SAMPLE_DAY + 2 * ONE_DAY, spark=spark)
+    optimize(lake_dir, workload, stream="rides", statistics=latest_statistics(lake_dir, "rides"))
+    plan = current_plan(lake_dir, workload_name(workload))
+    days = ((SAMPLE_DAY, SAMPLE_DAY + ONE_DAY), (SAMPLE_DAY + ONE_DAY, SAMPLE_DAY + 2 * ONE_DAY))
+    lake = Lake(lake_dir)
+    first = replay(lake_dir, workload, *days[0], spark=spark)
+    day_one_versions = {q["name"]: lake.version(f"results/{q['name']}") for q in plan["queries"]}
+    second = replay(lake_dir, workload, *days[1], spark=spark)
+
+    sample = SampleLake(
+        root=root, lake=lake_dir, landing=landing, events=events, workload=workload, stream="rides",
+        rows=rows, ingest=report, stats_version=stats_version, plan=plan, days=days,
+        replays=(first, second), day_one_versions=day_one_versions,
+    )
+    before = _fingerprint(lake_dir)
+    yield sample
+    changed = {f for f, _ in set(before) ^ set(_fingerprint(lake_dir))}
+    assert not changed, f"a test wrote into the shared sample lake (use lake_copy): {sorted(changed)[:5]}"
+
+
+@pytest.fixture
+def lake_copy(sample_lake: SampleLake, tmp_path: Path) -> Path:
+    """A private copy of the sample lake's root, for a test that writes to it."""
+    return Path(shutil.copytree(sample_lake.lake, tmp_path / "lake"))

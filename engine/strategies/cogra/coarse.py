@@ -5,21 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from trendlake.engine.events import Event
+from trendlake.engine.aggregates import Aggs, Algebra, copy_aggs, merge_aggs, results_of
+from trendlake.engine.columns import Event
+from trendlake.engine.negation import Negations, max_bound
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
-from trendlake.engine.strategies.cogra.pattern import copy_aggs, merge_aggs, results_of
-from trendlake.engine.strategies.greta import (
-    _Algebra,
-    _earliest_ends,
-    _groups,
-    _max_bound,
-    _VarList,
-    _Vertex,
-)
-
-Aggs = dict[int, Any]
-
+from trendlake.engine.timeline import time_groups, window_range
+from trendlake.engine.vertices import VarList, Vertex
 
 
 class Coarse:
@@ -43,7 +35,7 @@ class Coarse:
     def __init__(self, query: CompiledQuery) -> None:
         q = query
         self.q = q
-        self.alg = _Algebra(q)
+        self.alg = Algebra(q)
         self.kind: dict[tuple[str, str], str] = {}
         for t in q.transitions:
             if t.adjacent is not None:
@@ -70,14 +62,8 @@ class Coarse:
     def run(self, events: list[Event]) -> dict[int, WindowResult]:
         q, alg = self.q, self.alg
         within, slide = q.within, q.slide
-        groups = _groups(events)
-        forward_ids = sorted(
-            {n for t in q.transitions for n in t.negations} | set(q.start_negations)
-        )
-        neg_vars = {n: [q.variables[name] for name in q.negations[n]] for n in forward_ids}
-        best: dict[int, list[int | None]] = {n: [None] * len(neg_vars[n]) for n in forward_ids}
-        neg_types = {v.type for vs in neg_vars.values() for v in vs}
-        ends_after = [_earliest_ends(q, q.negations[n], groups) for n in q.end_negations]
+        groups = time_groups(events)
+        negs = Negations(q, groups)
         list_trs: dict[str, list[Any]] = {v: [] for v in self.list_vars}
         for t in q.transitions:
             if self.kind[(t.src, t.dst)] == "events":
@@ -85,27 +71,23 @@ class Coarse:
 
         totals: dict[str, Aggs] = {v: {} for v in self.type_vars}
         since: dict[tuple[str, int], list[Aggs]] = {
-            (v, n): [{} for _ in neg_vars[n]] for v, n in self.since_keys
+            (v, n): [{} for _ in q.negations[n]] for v, n in self.since_keys
         }
         since_by_var: dict[str, list[tuple[int, list[Aggs]]]] = {}
         for (v, n), lst in since.items():
             since_by_var.setdefault(v, []).append((n, lst))
-        lists = {v: _VarList() for v in self.list_vars}
+        lists = {v: VarList() for v in self.list_vars}
         results: Aggs = {}
         start_vars, end_vars = q.start, q.end
         variables, vars_by_type, predecessors = q.variables, q.vars_by_type, q.predecessors
         kinds = self.kind
 
         for gi, (t, group) in enumerate(groups):
-            kmin = (t - within) // slide + 1
-            kmax = t // slide
-            windows = range(kmin, kmax + 1)
-            latest = {n: b[-1] for n, b in best.items()}
-            start_bound = _max_bound([latest[n] for n in q.start_negations])
-            end_bound: int | None = None
-            if ends_after:
-                present = [c[gi] for c in ends_after if c[gi] is not None]
-                end_bound = min(present) if present else None
+            windows = window_range(t, within, slide)
+            kmin, kmax = windows.start, windows.stop - 1
+            latest = negs.latest()
+            start_bound = negs.start_bound(latest)
+            end_bound = negs.end_bound(gi)
 
             def starts(k: int, sb: int | None = start_bound) -> bool:
                 return sb is None or sb < k * slide
@@ -121,14 +103,9 @@ class Coarse:
                         for k in [k for k in aggs if k < kmin]:
                             del aggs[k]
             for v, vl in lists.items():
-                trs = list_trs[v]
-                blocked: int | None = None
-                if trs and all(t_.negations for t_ in trs):
-                    bs = [_max_bound([latest[n] for n in t_.negations]) for t_ in trs]
-                    blocked = None if None in bs else min(b for b in bs if b is not None)
-                vl.prune(kmin, blocked)
+                vl.prune(kmin, negs.blocked_before(list_trs[v], latest))
 
-            new: list[_Vertex] = []
+            new: list[Vertex] = []
             for e in group:
                 for var in vars_by_type.get(e.type, ()):
                     if not variables[var].matches(e.type, e.attrs):
@@ -151,7 +128,7 @@ class Coarse:
                                 alg.add_into(acc, since[(src, n_best)][-1], kmin)
                         else:
                             bound = (
-                                _max_bound([latest[n] for n in tr.negations])
+                                max_bound([latest[n] for n in tr.negations])
                                 if tr.negations
                                 else None
                             )
@@ -182,7 +159,7 @@ class Coarse:
                                 },
                             )
                     if var in self.has_succ:
-                        new.append(_Vertex(t, e.attrs, var, aggs, kmax))
+                        new.append(Vertex(t, e.attrs, var, aggs, kmax))
 
             # the group is done: its vertices become predecessors for later time stamps
             for v in new:
@@ -193,28 +170,19 @@ class Coarse:
                         alg.add_into(aggs, v.prop, kmin)
                 if v.var in lists:
                     lists[v.var].append(v)
-            if forward_ids and any(e.type in neg_types for e in group):
-                for n in forward_ids:
-                    b = best[n]
-                    nvars = neg_vars[n]
-                    for j in range(len(b) - 1, -1, -1):  # descending: b[j-1] is still the old value
-                        cand = t if j == 0 else b[j - 1]
-                        if cand is None or (b[j] is not None and b[j] >= cand):
+            # negation matches advanced by the group: "since" aggregates follow their prefixes
+            for n, prefixes in negs.advance(t, group).items():
+                for j in prefixes:  # descending: lst[j - 1] is still the old value
+                    for (sv, sn), lst in since.items():
+                        if sn != n:
                             continue
-                        var_j = nvars[j]
-                        if not any(var_j.matches(e.type, e.attrs) for e in group):
-                            continue
-                        b[j] = cand
-                        for (sv, sn), lst in since.items():
-                            if sn != n:
-                                continue
-                            if j == 0:
-                                fresh: Aggs = {}
-                                for v in new:
-                                    if v.var == sv:
-                                        alg.add_into(fresh, v.prop, kmin)
-                                lst[0] = fresh
-                            else:
-                                lst[j] = copy_aggs(alg, lst[j - 1])
+                        if j == 0:
+                            fresh: Aggs = {}
+                            for v in new:
+                                if v.var == sv:
+                                    alg.add_into(fresh, v.prop, kmin)
+                            lst[0] = fresh
+                        else:
+                            lst[j] = copy_aggs(alg, lst[j - 1])
         return results_of(alg, results)
 

@@ -9,20 +9,11 @@ from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.layout import LIMIT, Layout, frozen
 from trendlake.engine.strategies.cogra.prepare import Prepared
+from trendlake.engine.timeline import panes, window_range
 
 CHUNK = 2048  # steps between checks whether a window's state saturated completely
 # skip the rest of a window whose state saturated completely (benchmarks switch it off)
 SKIP_SATURATED = True
-
-
-
-def segments(ts: np.ndarray, within: int, slide: int) -> np.ndarray:
-    """Pane number of each time stamp: panes are cut at every window start and end."""
-    q, r = np.divmod(ts, slide)
-    off = within % slide
-    if off == 0:
-        return q
-    return 2 * q + (r >= off)
 
 
 def run_kernel(
@@ -74,7 +65,7 @@ def run_kernel(
         special = np.zeros(ng, dtype=bool)
     else:
         special = impure | (gcode < 0) | ((gsize > 1) & selfloop[gcode])
-    gseg = segments(ts[gstart], within, slide)
+    gseg = panes(ts[gstart], within, slide)
     gkid = kid[gstart] if kid is not None else None
     brk = np.ones(ng, dtype=bool)
     if ng > 1:
@@ -168,14 +159,15 @@ def run_kernel(
             for k in list(states):
                 close(k)
             part = seg_kid[i]
-        kmin = (t - within) // slide + 1
+        windows = window_range(t, within, slide)
+        kmin = windows.start
         while states:
             k = next(iter(states))
             if k >= kmin:
                 break
             close(k)
         if seg_start[i]:
-            for k in range(kmin, t // slide + 1):
+            for k in windows:
                 if k not in states:
                     states[k] = zero
         step = CHUNK if frozen_ok else hi - lo

@@ -5,22 +5,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from trendlake.engine.aggregates import (
+    CAP,
+    NAN,
+    SUM_BOUND,
+    Algebra,
+    WindowResult,
+    max_present,
+    min_present,
+    sat,
+    scale,
+    sum_sat,
+)
 from trendlake.engine.query import CompiledQuery
-from trendlake.engine.results import CAP, NAN, WindowResult, sat, scale
 
-SUM_BOUND = CAP * CAP  # as engine.greta: a partial sum beyond it is NaN (overflow)
 LIMIT = 120  # longest burst collapsed into one step (2**LIMIT * CAP**2 stays far below float range)
 POW = [1 << k for k in range(LIMIT + 1)]
 HALF = [0] + [1 << (k - 1) for k in range(1, LIMIT + 1)]
-
 
 
 class Layout:
     """Type-grained state layout of a query and its compiled kernel.
 
     The state of one window is a flat tuple: per positive variable V (in
-    pattern order) ``count(V)``, then ``count_E(V)`` per COUNT(E) variable,
-    ``sum(V)`` per SUM key, ``min(V)`` per MIN key, ``max(V)`` per MAX key.
+    pattern order) its aggregate in the one layout of ``engine.aggregates.Algebra``:
+    ``count(V)``, then ``count_E(V)`` per COUNT(E) variable, ``sum(V)`` per SUM
+    key, ``min(V)`` per MIN key, ``max(V)`` per MAX key.
     """
 
     _cache: dict[int, Layout] = {}
@@ -40,17 +50,17 @@ class Layout:
         q = query
         self.vars = list(q.positive)
         self.index = {v: i for i, v in enumerate(self.vars)}
-        needs = q.needs
-        self.cvars = sorted(needs.counts)
-        self.skeys = sorted(needs.sums)
-        self.nkeys = sorted(needs.mins)
-        self.xkeys = sorted(needs.maxs)
+        alg = Algebra(q)
+        self.cvars = alg.count_vars
+        self.skeys = alg.sum_keys
+        self.nkeys = alg.min_keys
+        self.xkeys = alg.max_keys
         nv = len(self.vars)
-        self.stride = 1 + len(self.cvars) + len(self.skeys) + len(self.nkeys) + len(self.xkeys)
+        self.stride = alg.size
         self.o_w = 1
-        self.o_z = self.o_w + len(self.cvars)
-        self.o_n = self.o_z + len(self.skeys)
-        self.o_x = self.o_n + len(self.nkeys)
+        self.o_z = alg.n_counts
+        self.o_n = alg.n_additive
+        self.o_x = alg.n_min
         self.start = [v in q.start for v in self.vars]
         self.end = [i for i, v in enumerate(self.vars) if v in q.end]
         self.preds: list[list[int]] = []
@@ -78,7 +88,7 @@ class Layout:
         self.size = nv * self.stride
         zero: list[Any] = []
         for _ in range(nv):
-            zero += [0] * (self.o_n) + [None] * (self.stride - self.o_n)
+            zero += alg.zero
         self.zero = tuple(zero)
         self.frozen_ok = not (self.nkeys or self.xkeys)
         self.rank = self._simultaneous_order()
@@ -329,28 +339,6 @@ class Layout:
         if self._result is None:
             self._compile()
         return self._result(st)
-
-
-def min_present(a: Any, b: Any) -> Any:
-    if b is None:
-        return a
-    if a is None or b < a:
-        return b
-    return a
-
-
-def max_present(a: Any, b: Any) -> Any:
-    if b is None:
-        return a
-    if a is None or b > a:
-        return b
-    return a
-
-
-def sum_sat(value: Any) -> Any:
-    if value > SUM_BOUND or value < -SUM_BOUND:
-        return NAN
-    return value
 
 
 def frozen(st: tuple) -> bool:

@@ -3,20 +3,16 @@ without adjacent predicates or negation (one open aggregate per variable and win
 
 from __future__ import annotations
 
-from typing import Any
-
-from trendlake.engine.events import Event
+from trendlake.engine.aggregates import Aggs, Algebra, merge_aggs, results_of
+from trendlake.engine.columns import Event
 from trendlake.engine.query import CONTIGUOUS, CompiledQuery
 from trendlake.engine.results import WindowResult
-from trendlake.engine.strategies.greta import _Algebra, _groups
-
-Aggs = dict[int, Any]
-
+from trendlake.engine.timeline import time_groups, window_range
 
 
 def run_pattern(query: CompiledQuery, events: list[Event]) -> dict[int, WindowResult]:
     q = query
-    alg = _Algebra(q)
+    alg = Algebra(q)
     within, slide = q.within, q.slide
     contiguous = q.semantics == CONTIGUOUS
     has_succ = {v for v in q.positive if q.successors[v]}
@@ -28,10 +24,9 @@ def run_pattern(query: CompiledQuery, events: list[Event]) -> dict[int, WindowRe
     def always(k: int) -> bool:
         return True
 
-    for t, group in _groups(events):
-        kmin = (t - within) // slide + 1
-        kmax = t // slide
-        windows = range(kmin, kmax + 1)
+    for t, group in time_groups(events):
+        windows = window_range(t, within, slide)
+        kmin = windows.start
         for aggs in open_.values():
             for k in [k for k in aggs if k < kmin]:
                 del aggs[k]
@@ -68,31 +63,3 @@ def run_pattern(query: CompiledQuery, events: list[Event]) -> dict[int, WindowRe
         for var, aggs in new:
             alg.add_into(open_.setdefault(var, {}), aggs, kmin)
     return results_of(alg, results)
-
-
-def merge_aggs(alg: _Algebra, results: Aggs, aggs: Aggs) -> None:
-    for k, a in aggs.items():
-        cur = results.get(k)
-        if cur is None:
-            results[k] = a if alg.scalar else a.copy()
-        elif alg.scalar:
-            results[k] = cur + a
-        else:
-            alg.merge(cur, a)
-
-
-def results_of(alg: _Algebra, results: Aggs) -> dict[int, WindowResult]:
-    out: dict[int, WindowResult] = {}
-    for k in sorted(results):
-        r = alg.result(results[k])
-        if r.trends:
-            out[k] = r
-    return out
-
-
-def copy_aggs(alg: _Algebra, aggs: Aggs) -> Aggs:
-    if alg.scalar:
-        return dict(aggs)
-    return {k: a.copy() for k, a in aggs.items()}
-
-

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from trendlake.engine.columns import clean
-from trendlake.engine.events import Event
+from trendlake.engine.columns import Event, Types, clean
 from trendlake.engine.expr.vector import local_mask
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.strategies.cogra.layout import Layout
@@ -83,42 +81,6 @@ def numeric_column(values: list[Any]) -> Any:
     return values
 
 
-def as_column(values: Any) -> np.ndarray:
-    if isinstance(values, np.ndarray):
-        return values
-    arr = np.asarray(values)
-    return arr if arr.dtype.kind in "iuf" else np.asarray(values, dtype=object)
-
-
-class Types:
-    """The type column: names, or integer codes into a list of names."""
-
-    def __init__(self, types: Any, names: Sequence[str] | None, n: int) -> None:
-        arr = np.asarray(types)
-        if len(arr) != n:
-            raise ValueError(f"types has {len(arr)} entries, ts has {n}")
-        self.names = None if names is None else list(names)
-        self.arr = arr.astype(np.int64, copy=False) if names is not None else arr
-
-    def take(self, order: np.ndarray) -> Types:
-        out = Types.__new__(Types)
-        out.names, out.arr = self.names, self.arr[order]
-        return out
-
-    def mask(self, name: str) -> np.ndarray:
-        if self.names is None:
-            return np.asarray(self.arr == name, dtype=bool)
-        codes = [i for i, t in enumerate(self.names) if t == name]
-        if len(codes) == 1:
-            return self.arr == codes[0]
-        return np.isin(self.arr, codes)
-
-    def strings(self) -> list[str]:
-        if self.names is None:
-            return [str(t) for t in self.arr.tolist()]
-        return [str(self.names[c]) for c in self.arr.tolist()]
-
-
 def prepare_columns(
     query: CompiledQuery,
     layout: Layout,
@@ -178,18 +140,5 @@ def prepared_from_masks(
         else:
             cols[a] = numeric_column([clean(x) for x in sub.tolist()])
     return Prepared(ts[idx], code, multi, cols)
-
-
-
-def events_from_columns(types: Types, ts: np.ndarray, attrs: dict[str, Any]) -> list[Event]:
-    names = list(attrs)
-    columns = [
-        attrs[a].tolist() if isinstance(attrs[a], np.ndarray) else list(attrs[a]) for a in names
-    ]
-    events = []
-    for i, (t, et) in enumerate(zip(ts.tolist(), types.strings(), strict=True)):
-        row = {a: clean(col[i]) for a, col in zip(names, columns, strict=True)}
-        events.append(Event(t, i, et, row))
-    return events
 
 

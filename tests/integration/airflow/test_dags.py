@@ -1,8 +1,16 @@
-"""The three DAGs, run with ``dag.test()`` against a temporary lake and Airflow on SQLite."""
+"""The three DAGs, run with ``dag.test()`` against a temporary lake and Airflow on SQLite.
+
+The DAG run covers what the DAGs add (wiring, settings from the environment,
+data intervals, run conf, pools) on two queries of the sample workload; the
+jobs themselves over the whole workload are tested on the shared sample lake
+(``tests/integration/conftest.py``), the result suites of every sample query
+below.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +18,19 @@ from tests.integration.airflow.conftest import REPO
 from tests.integration.sample import trip_rows, write_csv
 
 DAY = datetime(2026, 1, 1, tzinfo=UTC)
+DAG_QUERIES = ("stuck_trips", "driver_shifts")  # two partition keys ([driver, rider], [driver]), two group-bys
+
+
+def dag_workload(folder: Path) -> Path:
+    """The sample workload cut to ``DAG_QUERIES`` (same file name, so the same plan folder)."""
+    from trendlake.schemas import workload_path
+
+    blocks = workload_path("sample_rides.etq").read_text().split("\n\n")
+    kept = [b for b in blocks if any(f"QUERY {q}\n" in b for q in DAG_QUERIES)]
+    assert len(kept) == len(DAG_QUERIES), "the sample workload changed: update DAG_QUERIES"
+    path = folder / "sample_rides.etq"
+    path.write_text("\n\n".join(kept) + "\n")
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +67,7 @@ def test_ingest_optimize_replay_dags_on_a_temporary_lake(dagbag, airflow_db, spa
     monkeypatch.setenv("TRENDLAKE_LAKE", str(lake_dir))
     monkeypatch.setenv("TRENDLAKE_LANDING", str(landing))
     monkeypatch.setenv("TRENDLAKE_STATS_DAYS", "2")
+    monkeypatch.setenv("TRENDLAKE_WORKLOAD", str(dag_workload(tmp_path)))
     rows = trip_rows(120, seed=3)
     write_csv(landing / "trips.csv", rows)
     lake = Lake(lake_dir)
@@ -62,6 +84,7 @@ def test_ingest_optimize_replay_dags_on_a_temporary_lake(dagbag, airflow_db, spa
     assert "success" in str(run.state)
     plan = current_plan(lake_dir, "sample_rides")
     assert plan["statistics"] is not None, "the plan records the statistics it was made from"
+    assert sorted(q["name"] for q in plan["queries"]) == sorted(DAG_QUERIES), "the DAGs read $TRENDLAKE_WORKLOAD"
 
     # A manual run at logical date D covers the interval that ends at D.
     run = dagbag.dags["trendlake_replay"].test(logical_date=DAY.replace(day=2))
@@ -86,26 +109,23 @@ def test_ingest_optimize_replay_dags_on_a_temporary_lake(dagbag, airflow_db, spa
 
 
 @pytest.mark.spark
-def test_result_checks_catch_duplicate_windows(spark, tmp_path) -> None:
-    """The GE result suite fails when a (group, window) appears twice."""
+def test_result_checks_catch_duplicate_windows(sample_lake, lake_copy, spark) -> None:
+    """The GE result suite passes on replayed results and fails when a (group, window) appears twice."""
+    import pyarrow.compute as pc
     from trendlake.jobs.checks import ResultChecksFailed, check_result_tables
-    from trendlake.jobs.ingest import ingest
     from trendlake.jobs.lake import Lake
-    from trendlake.jobs.optimize import current_plan, optimize
-    from trendlake.jobs.replay import replay
-    from trendlake.schemas import load_stream_schema, workload_path
 
-    workload = workload_path("sample_rides.etq")
-    write_csv(tmp_path / "landing" / "trips.csv", trip_rows(60, seed=5, hours=24))
-    ingest(tmp_path / "lake", load_stream_schema("rides"), tmp_path / "landing", spark=spark)
-    optimize(tmp_path / "lake", workload, stream="rides")
-    replay(tmp_path / "lake", workload, DAY, DAY.replace(day=2), spark=spark)
-    summary = check_result_tables(tmp_path / "lake", workload, DAY, DAY.replace(day=2), spark=spark)
-    assert set(summary) == {q["name"] for q in current_plan(tmp_path / "lake", "sample_rides")["queries"]}
+    workload, plan = sample_lake.workload, sample_lake.plan
+    start, end = sample_lake.days[0]
+    summary = check_result_tables(lake_copy, workload, start, end, spark=spark)
+    assert set(summary) == {q["name"] for q in plan["queries"]}
 
-    lake = Lake(tmp_path / "lake")
+    lake = Lake(lake_copy)
     table = lake.read_arrow("results/stuck_trips")
-    assert table.num_rows > 0
-    lake.write_arrow("results/stuck_trips", table.slice(0, 1))
+    in_day = table.filter(pc.less_equal(table.column("window_end"), end))
+    assert in_day.num_rows > 0
+    lake.write_arrow("results/stuck_trips", in_day.slice(0, 1))
+    # only the corrupted table is validated again (the others passed above and are unchanged)
+    only = {**plan, "queries": [q for q in plan["queries"] if q["name"] == "stuck_trips"]}
     with pytest.raises(ResultChecksFailed, match="results_stuck_trips.*expect_compound_columns_to_be_unique"):
-        check_result_tables(tmp_path / "lake", workload, DAY, DAY.replace(day=2), spark=spark)
+        check_result_tables(lake_copy, workload, start, end, spark=spark, plan=only)

@@ -1,4 +1,4 @@
-"""Adapters (jobs/adapters.py) end to end: a small file in each real format -> adapt -> ingest on Spark -> bronze.
+"""Adapters (trendlake.datagen.adapters) end to end: a small file in each real format -> adapt -> ingest on Spark -> bronze.
 
 Each source has one row the adapter cannot convert; it is skipped and reported,
 every other row reaches bronze (nothing is quarantined), with the values the

@@ -9,22 +9,15 @@ import pytest
 pytestmark = pytest.mark.spark
 
 
-def test_bronze_built_directly_has_ingests_schema_and_partitioning(tmp_path, spark) -> None:
+def test_bronze_built_directly_has_ingests_schema_and_partitioning(tmp_path, sample_lake) -> None:
     """The benchmark writes bronze from Arrow; it must look exactly like what `ingest` commits."""
-    from trendlake.datagen.streams import write_events
-    from trendlake.jobs.ingest import ingest
     from trendlake.jobs.lake import Lake
-    from trendlake.schemas import load_stream_schema
 
     from benchmarks.replay_bench import build_bronze
 
     facts = build_bronze(tmp_path / "direct", 500, seed=3)
     assert facts["events"] == 500
-    landing = tmp_path / "landing"
-    landing.mkdir()
-    write_events("rides", landing / "rides.parquet", 200, 3, start="2026-01-01T00:00:00Z")
-    ingest(tmp_path / "ingested", load_stream_schema("rides"), landing, spark=spark)
-    direct, ingested = Lake(tmp_path / "direct"), Lake(tmp_path / "ingested")
+    direct, ingested = Lake(tmp_path / "direct"), Lake(sample_lake.lake)  # the sample lake's bronze is ingest's
     a, b = direct.arrow_schema("bronze/rides"), ingested.arrow_schema("bronze/rides")
     assert a.names == b.names
     assert [str(f.type) for f in a] == [str(f.type) for f in b]

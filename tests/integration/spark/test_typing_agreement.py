@@ -124,3 +124,31 @@ def test_parquet_nanosecond_and_millisecond_times(tmp_path, spark) -> None:
     reasons = [r["reason"] for r in lake.read_arrow("quarantine/notes").to_pylist()]
     assert reasons == ['ts 1767607382000 is year 57983 as seconds: looks like epoch milliseconds; '
                        'declare "time_unit": "milliseconds"']
+
+
+def test_multi_line_records_with_blank_and_over_long_lines(tmp_path, spark) -> None:
+    """Quoted line breaks, a blank line and an over-long line (quarantined unparsed by the
+    landing scan) in one CSV: every record read once, none twice, source lines distinct."""
+    from trendlake.jobs.ingest import LINE_LIMIT
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    long_line = "A,2026-01-05T10:00:00Z," + "z" * (LINE_LIMIT + 10) + ",9"
+    (landing / "mixed.csv").write_text(
+        "type,ts,note,x\n"
+        'A,2026-01-05T10:00:00Z,"two\nlines",1\n'
+        "\n"
+        f"{long_line}\n"
+        "B,2026-01-05T10:01:00Z,after,2\n"
+        "B,not-a-time,bad,3\n"
+    )
+    report = ingest(tmp_path / "lake", SCHEMA, landing, spark=spark)
+    assert (report.rows_read, report.rows_good, report.rows_bad) == (4, 2, 2)
+    lake = lakelib.Lake(tmp_path / "lake")
+    bronze = sorted(lake.read_arrow("bronze/notes").to_pylist(), key=lambda r: r["x"])
+    assert [(r["note"], r["x"]) for r in bronze] == [("two\nlines", 1), ("after", 2)]
+    assert len({r["seq"] for r in bronze}) == 2
+    quarantine = lake.read_arrow("quarantine/notes").to_pylist()
+    lines = sorted(r["source_line"] for r in quarantine)
+    assert lines == [5, 7]  # physical lines: the over-long line, and the bad row after the quoted break
+    assert any(r["reason"] == "unparseable timestamp 'not-a-time'" for r in quarantine)

@@ -1,4 +1,4 @@
-"""The synthetic stream generators (jobs/generate.py): deterministic, schema-conforming, parameters kept.
+"""The synthetic stream generators (trendlake.datagen.streams): deterministic, schema-conforming, parameters kept.
 
 Every statistical check counts on the output itself (numpy over the table's
 columns), and ``measure`` is held to the same counts, so the test does not
@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from trendlake.datagen import streams as gen
 from trendlake.datagen.streams import STREAMS, generate, measure, write_events
+from trendlake.datagen.streams import base as stream_base
 from trendlake.schemas import load_stream_schema
 
 
@@ -168,7 +168,7 @@ def test_a_burst_too_small_for_the_mix_is_refused_with_the_minimum() -> None:
 
 @pytest.mark.parametrize("stream", ["rides", "stocks", "ecommerce"])
 def test_chunked_output_equals_unchunked_across_segments(monkeypatch, stream) -> None:
-    monkeypatch.setattr(gen, "SEGMENT_EVENTS", 4096)  # several internal segments, state carried over
+    monkeypatch.setattr(stream_base, "SEGMENT_EVENTS", 4096)  # several internal segments, state carried over
     whole = list(generate(stream, 12_000, seed=4, chunk_size=1_000_000))
     chunks = list(generate(stream, 12_000, seed=4, chunk_size=777))
     assert len(whole) == 1 and len(chunks) == 16

@@ -1,4 +1,4 @@
-"""The workload generators (jobs/workloads.py): deterministic, parameters respected, always valid."""
+"""The workload generators (trendlake.datagen.workloads): deterministic, parameters respected, always valid."""
 
 from __future__ import annotations
 
@@ -252,7 +252,7 @@ def test_weaveshare_windows_share_panes_and_respect_overlap() -> None:
 def test_weaveshare_slides_follow_zipf(skew: float) -> None:
     n, slides = 4000, 6
     specs = generate_specs("weaveshare", n, 11, "rides", skew=skew, slides=slides, slide_unit_seconds=60)
-    counts = Counter(s.slide_s // 60 for s in specs)
+    counts = Counter(s.query.window.slide_us // 60_000_000 for s in specs)
     want = zipf_weights(slides, skew)
     for rank, p in enumerate(want, start=1):
         slide = slides + 1 - rank  # rank 1 = the largest slide

@@ -385,7 +385,7 @@ def test_large_counts_equal_greta(case: tuple[dict[str, Any], list[Event]]) -> N
 def evaluate(text: str, rows: list[dict], strategy: str) -> list[dict]:
     plan = optimizer.build_plan(optimizer.compile_workload(text))
     return engine.evaluate(
-        plan, make_events(rows), workload_hash=optimizer.workload_hash(text), strategy=strategy
+        plan, engine.table_from_rows(rows), workload_hash=optimizer.workload_hash(text), strategy=strategy
     )
 
 

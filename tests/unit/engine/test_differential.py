@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given
-from trendlake.engine.events import make_events
 from trendlake.engine.results import is_equal
 
 from tests.randomized import event_rows, workloads
@@ -31,7 +30,7 @@ def evaluate(text: str, rows: list[dict], strategy: str) -> list[dict]:
     workload = optimizer.compile_workload(text)
     plan = optimizer.build_plan(workload)
     return engine.evaluate(
-        plan, make_events(rows), workload_hash=optimizer.workload_hash(text), strategy=strategy
+        plan, engine.table_from_rows(rows), workload_hash=optimizer.workload_hash(text), strategy=strategy
     )
 
 

@@ -48,7 +48,7 @@ def combined_by_hand(events: list[Event]) -> dict[tuple, dict]:
     acc: dict[tuple, dict] = defaultdict(lambda: {"COUNT(*)": 0, "nb": 0, "sb": 0, "lo": None, "hi": None})
     for k in sorted({e.attrs["k"] for e in events}):
         alone = [e for e in events if e.attrs["k"] == k]
-        for row in engine.evaluate_query(QUERY, alone, strategy="twostep"):
+        for row in engine.evaluate_query(QUERY, engine.table_from_events(alone), strategy="twostep"):
             a = acc[(row["g"], row["window_start"])]
             a["COUNT(*)"] += row["COUNT(*)"]
             a["nb"] += row["nb"]
@@ -64,7 +64,7 @@ def combined_by_hand(events: list[Event]) -> dict[tuple, dict]:
 @given(events_strategy, st.sampled_from(sorted(engine.STRATEGIES)))
 def test_partitions_of_one_group_are_merged(rows, strategy) -> None:
     events = to_events(rows)
-    got = engine.evaluate(PLAN, events, strategy=strategy)
+    got = engine.evaluate(PLAN, engine.table_from_events(events), strategy=strategy)
     keys = [(r["g"], r["window_start"]) for r in got]
     assert len(keys) == len(set(keys)), "one row per (group, window)"
     want = combined_by_hand(events)
@@ -79,7 +79,7 @@ def test_partitions_of_one_group_are_merged(rows, strategy) -> None:
 def test_worked_example_two_riders_one_district() -> None:
     # rider 0: a1 b2 -> 1 trend; rider 1: a3 b4 b5 -> 3 trends; both in district 0, window [0, 10 s)
     rows = [("A", 1, 0, 0, 0), ("B", 2, 0, 0, 4), ("A", 3, 0, 1, 0), ("B", 4, 0, 1, 6), ("B", 5, 0, 1, 8)]
-    got = [r for r in engine.evaluate(PLAN, to_events(rows)) if r["window_start"] == 0]
+    got = [r for r in engine.evaluate(PLAN, engine.table_from_events(to_events(rows))) if r["window_start"] == 0]
     assert len(got) == 1
     # trends: (a1,b2) (a3,b4) (a3,b5) (a3,b4,b5): B events 1+1+1+2 = 5, sum 4+6+8+14 = 32
     assert (got[0]["COUNT(*)"], got[0]["nb"], got[0]["sb"], got[0]["lo"], got[0]["hi"]) == (4, 5, 32, 4, 8)

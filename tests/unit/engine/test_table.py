@@ -1,10 +1,11 @@
-"""Columnar evaluation of many partitions at once equals evaluation on event lists.
+"""The one entry (``engine.evaluate_partials``, what replay's executors run) checked
+against strategies run by hand, partition by partition, on ``Event`` lists.
 
-``engine.evaluate_table_partials`` (what replay's executors run) prunes
-partitions that cannot hold a trend, drops events no variable matches and runs
-COGRA's kernel over all partitions in one pass; none of that may change a
-result. Random workloads and streams as in tests/test_differential.py, with
-more events and the partition attributes often present.
+The entry prunes partitions that cannot hold a trend, drops events no variable
+matches, evaluates local predicates vectorized and runs COGRA's kernel over
+all partitions in one pass; none of that may change a result. The by-hand side
+splits the events with ``engine.events.partition`` and runs the two-step
+reference (small streams) or GRETA (larger ones) on each partition.
 """
 
 from __future__ import annotations
@@ -17,49 +18,78 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trendlake.engine.events import make_events
-from trendlake.engine.strategies import cogra
+from trendlake.engine.aggregates import merge_into
+from trendlake.engine.events import make_events, partition
+from trendlake.engine.strategies import cogra, greta, reference
 from trendlake.engine.table import evaluate_table_partials, mandatory_variables
 
 from tests.randomized import event_rows, workloads
 from tests.unit.engine.test_differential import rows_equal
 from trendlake import engine, optimizer
 
-SCHEMA = pa.schema([
-    ("type", pa.string()), ("ts", pa.int64()), ("seq", pa.int64()), ("x", pa.int64()),
-    ("y", pa.int64()), ("g", pa.int64()), ("h", pa.string()),
-])
-
 
 def as_table(rows: list[dict]) -> pa.Table:
-    """The rows as a table with µs timestamps (``make_events`` reads integers as seconds)."""
-    columns = {f.name: [] for f in SCHEMA}
-    for row in rows:
-        for name in columns:
-            value = row.get(name)
-            columns[name].append(value * 1_000_000 if name == "ts" else value)
-    return pa.table(columns, schema=SCHEMA)
+    """The rows as an Arrow table (the one rows -> table helper)."""
+    return engine.table_from_rows(rows, attributes=("x", "y", "g", "h"))
 
 
 def finished(plan: engine.Plan, partials: dict) -> list[dict]:
+    return engine.finish(plan, partials)
+
+
+def by_hand(plan: engine.Plan, rows: list[dict], run) -> list[dict]:
+    """Every query's rows: ``run`` per partition of the event list, states merged per group."""
+    events = make_events(rows)
     out = []
-    for name, p in partials.items():
-        out.extend(engine.finish_query(plan.queries[name], p))
+    for query in plan.queries.values():
+        partials: dict = {}
+        positions = [query.partition_by.index(g) for g in query.group_by]
+        for key, part in partition(events, query.partition_by).items():
+            for k, result in run(query, part).items():
+                if result.trends:
+                    merge_into(partials, (tuple(key[i] for i in positions), k), result)
+        out.extend(engine.finish_query(query, partials))
     return out
 
 
 def compare(text: str, rows: list[dict], strategy: str, table: pa.Table, sorted_by=None) -> None:
     plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
-    if strategy == "cogra":
-        try:
-            for query in plan.queries.values():
-                cogra.granularity_of(query)
-        except engine.Unsupported:
-            with pytest.raises(engine.Unsupported):
-                evaluate_table_partials(plan, table, strategy=strategy, sorted_by=sorted_by)
-            return
-    want = finished(plan, engine.evaluate_partials(plan, make_events(rows), strategy=strategy))
-    got = finished(plan, evaluate_table_partials(plan, table, strategy=strategy, sorted_by=sorted_by))
+    if strategy == "cogra" and any(cogra.supports(q) for q in plan.queries.values()):
+        with pytest.raises(engine.Unsupported):
+            evaluate_table_partials(plan, table, strategy=strategy, sorted_by=sorted_by)
+        return
+    want = by_hand(plan, rows, greta.run)
+    got = finished(plan, engine.evaluate_partials(plan, table, strategy=strategy, sorted_by=sorted_by))
+    assert rows_equal(got, want), f"{strategy}\n{text}\n{rows}\ngot  {got}\nwant {want}"
+
+
+@st.composite
+def small_partitioned_rows(draw: st.DrawFn) -> list[dict]:
+    """Few events (the reference enumerates every trend), partition attributes mostly present."""
+    rows = draw(event_rows(max_events=12))
+    for row in rows:
+        if "g" not in row and draw(st.integers(0, 3)):
+            row["g"] = draw(st.integers(0, 1))
+    return rows
+
+
+@pytest.mark.parametrize("strategy", ["auto", "cogra", "greta"])
+@settings(deadline=None)
+@given(text=workloads(), rows=small_partitioned_rows(), seed=st.integers(0, 2**16))
+def test_columnar_entry_equals_two_step_reference(
+    strategy: str, text: str, rows: list[dict], seed: int
+) -> None:
+    """The columnar path against the reference directly (not through the entry)."""
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    shuffled = list(rows)
+    random.Random(seed).shuffle(shuffled)
+    table = as_table(shuffled)
+    if strategy == "cogra" and any(cogra.supports(q) for q in plan.queries.values()):
+        with pytest.raises(engine.Unsupported):
+            engine.evaluate(plan, table, strategy=strategy)
+        return
+    want = by_hand(plan, rows, reference.run)
+    got = engine.evaluate(plan, table, strategy=strategy)
     assert rows_equal(got, want), f"{strategy}\n{text}\n{rows}\ngot  {got}\nwant {want}"
 
 
@@ -78,7 +108,7 @@ def partitioned_rows(draw: st.DrawFn) -> list[dict]:
 @pytest.mark.parametrize("strategy", ["auto", "cogra", "greta"])
 @settings(deadline=None)
 @given(text=workloads(), rows=partitioned_rows(), seed=st.integers(0, 2**16))
-def test_table_equals_event_lists(strategy: str, text: str, rows: list[dict], seed: int) -> None:
+def test_entry_equals_greta_by_hand(strategy: str, text: str, rows: list[dict], seed: int) -> None:
     shuffled = list(rows)
     random.Random(seed).shuffle(shuffled)  # the table need not be in any order
     compare(text, rows, strategy, as_table(shuffled))
@@ -86,7 +116,7 @@ def test_table_equals_event_lists(strategy: str, text: str, rows: list[dict], se
 
 @settings(deadline=None)
 @given(text=workloads(max_queries=1), rows=partitioned_rows())
-def test_presorted_table_equals_event_lists(text: str, rows: list[dict]) -> None:
+def test_presorted_table_equals_greta_by_hand(text: str, rows: list[dict]) -> None:
     """Rows already in (key, ts, seq) order, as replay's sorted Spark partitions arrive."""
     plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
     keys = next(iter(plan.queries.values())).partition_by
@@ -108,7 +138,7 @@ def test_missing_partition_values_are_in_no_partition() -> None:
         rows = table.to_pylist()
         for r in rows:
             r["ts"] //= 1_000_000
-        want = finished(plan, engine.evaluate_partials(plan, make_events(rows)))
+        want = by_hand(plan, rows, greta.run)
         got = finished(plan, evaluate_table_partials(plan, table))
         assert rows_equal(got, want)
         assert [(r["k"], r["COUNT(*)"]) for r in got] == [(values[0], 2)]  # (a1, b2), (a1, b5)
@@ -199,7 +229,7 @@ def test_many_events_per_time_stamp_equal_the_two_step_reference(text: str, rows
 @settings(deadline=None)
 @given(sizes=st.lists(st.integers(1, 6), min_size=0, max_size=12), size=st.integers(1, 10))
 def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int) -> None:
-    from trendlake.engine.table import partition_chunks
+    from trendlake.engine.executor import partition_chunks
 
     part_of = np.repeat(np.arange(len(sizes)), sizes)
     chunks = partition_chunks(part_of, size)
@@ -213,7 +243,7 @@ def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int) -> 
 
 
 def test_kernel_chunks_do_not_change_results(monkeypatch) -> None:
-    from trendlake.engine import table as table_mod
+    from trendlake.engine import executor as table_mod
 
     rng = random.Random(5)
     rows = [{"type": rng.choice("ABC"), "ts": i // 3, "seq": i, "g": rng.randint(0, 6), "x": rng.randint(0, 4)}

@@ -73,3 +73,15 @@ def test_unexpected_errors_are_one_line(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert main(["plan", str(workload)]) == EXIT_INTERNAL
     err = capsys.readouterr().err
     assert "internal error: KeyError" in err and "Traceback" not in err
+
+
+def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        f"'{sys.executable}' -m trendlake generate --list | head -c 10 > /dev/null; exit ${{PIPESTATUS[0]}}",
+        shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120,
+    )
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0

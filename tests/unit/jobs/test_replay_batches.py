@@ -13,7 +13,6 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trendlake.engine.events import events_from_arrow
 from trendlake.engine.results import is_equal
 from trendlake.jobs import replay
 
@@ -84,7 +83,7 @@ def check_batches(seed: int, n: int, batch_rows: int) -> None:
     plan_raw = optimizer.build_plan(optimizer.compile_workload(WORKLOAD))
     table = events_table(seed, n)
     start, end = -1, 10**9
-    want = engine.evaluate(plan_raw, events_from_arrow(table))
+    want = engine.evaluate(plan_raw, table, strategy="greta")  # row-based, per partition
     got = run_batches(plan_raw, table, batch_rows, start, end)
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
@@ -95,7 +94,7 @@ def test_interval_keeps_only_windows_ending_inside() -> None:
     plan_raw = optimizer.build_plan(optimizer.compile_workload(WORKLOAD))
     table = events_table(7, 200)
     start, end = 20_000_000, 40_000_000
-    want = [r for r in engine.evaluate(plan_raw, events_from_arrow(table)) if start < r["window_end"] <= end]
+    want = [r for r in engine.evaluate(plan_raw, table, strategy="greta") if start < r["window_end"] <= end]
     got = run_batches(plan_raw, table, 16, start, end)
     assert want and [(r["query"], r["window_start"]) for r in got] == [
         (r["query"], r["window_start"]) for r in want

@@ -216,14 +216,12 @@ def test_empty_workload_is_an_error() -> None:
 
 def test_plan_runs_on_the_reference_engine_fig_2_4() -> None:
     """End to end: (SEQ(A+, B))+ over a1 b2 a3 a4 b7 has 11 trends with 20 A events (Fig. 2.4)."""
-    from trendlake.engine.events import make_events
-
     from trendlake import engine
 
     text = "QUERY fig RETURN COUNT(*), COUNT(A) PATTERN SEQ(A+, B)+ WITHIN 100 seconds;"
     plan = optimizer.build_plan(optimizer.compile_workload(text))
     rows = [{"type": t, "ts": ts} for t, ts in [("A", 1), ("B", 2), ("A", 3), ("A", 4), ("B", 7)]]
     (row,) = engine.evaluate(
-        plan, make_events(rows), workload_hash=optimizer.workload_hash(text), strategy="twostep"
+        plan, engine.table_from_rows(rows), workload_hash=optimizer.workload_hash(text), strategy="twostep"
     )
     assert (row["COUNT(*)"], row["COUNT(A)"]) == (11, 20)

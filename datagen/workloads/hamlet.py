@@ -1,0 +1,124 @@
+"""Hamlet §6 workload shapes: many patterns around one shared Kleene sub-pattern ``K+``.
+
+``hamlet-shared`` (workload 1): different patterns around one shared ``K+``,
+the same window, group-by, aggregates and (with ``same_predicates``)
+predicates. ``hamlet-diverse`` (workload 2): ``K+`` in patterns of 1–3 types,
+windows of 5–20 minutes, different aggregates, group-bys and predicates.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from trendlake.datagen.workloads.common import (
+    Kind,
+    QuerySpec,
+    adjacent_predicate,
+    alias_repeated,
+    atom,
+    build_query,
+    compare,
+    first_in_kleene,
+    literal_value,
+    local_predicate,
+    occurrences,
+    others,
+    pick_distinct,
+    plus,
+    random_aggregates,
+    seq,
+    window_minutes,
+)
+from trendlake.datagen.workloads.facts import StreamFacts
+from trendlake.optimizer import ast
+from trendlake.optimizer.generator import aggregate
+
+
+def hamlet_shared(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, Any]) -> list[QuerySpec]:
+    """Hamlet §6 workload 1: different patterns, one shared ``K+``, everything else equal."""
+    k = facts.kleene_type(p["kleene_type"])
+    rest = others(facts, [k])
+    shapes: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    for a in rest:
+        shapes.append(((a,), ()))
+        for c in rest:
+            if c != a:
+                shapes.append(((a,), (c,)))
+                shapes.append(((c, a), ()))
+    rng.shuffle(shapes)
+    within, slide = window_minutes(p)
+    measures = facts.measures.get(k, ())
+    shared_attr = measures[0] if measures else None
+    shared_literal = literal_value(facts, shared_attr, rng) if shared_attr else None
+    specs = []
+    for i in range(n):
+        before, after = shapes[i % len(shapes)]
+        pattern = alias_repeated(seq(*(atom(t) for t in before), plus(atom(k)), *(atom(t) for t in after)))
+        kv = first_in_kleene(occurrences(pattern))
+        aggs = [aggregate("count_star")]
+        if shared_attr:
+            aggs.append(aggregate("sum", kv.var, shared_attr))
+        conds: list[ast.Condition] = []
+        if p["same_predicates"]:
+            if shared_attr and shared_literal is not None:
+                conds.append(compare("<", kv.var, shared_attr, shared_literal))
+        else:
+            pred = local_predicate(facts, kv, rng)
+            if pred:
+                conds.append(pred)
+        query = build_query(
+            f"hs_{i:03d}", pattern, aggregates=aggs, group_by=facts.group_by(), equivalence=facts.equivalence(),
+            conditions=conds, within_s=within, slide_s=slide,
+        )
+        specs.append(QuerySpec(query))
+    return specs
+
+
+def hamlet_diverse(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, Any]) -> list[QuerySpec]:
+    """Hamlet §6 workload 2: ``K+`` in patterns of 1–3 types, windows 5–20 min, varied clauses."""
+    k = facts.kleene_type(p["kleene_type"])
+    lo_len, hi_len = int(p["min_length"]), int(p["max_length"])
+    if not 1 <= lo_len <= hi_len:
+        raise ValueError("need 1 <= min_length <= max_length")
+    lo_w, hi_w = int(p["min_window_minutes"]), int(p["max_window_minutes"])
+    if not 1 <= lo_w <= hi_w:
+        raise ValueError("need 1 <= min_window_minutes <= max_window_minutes")
+    rest = others(facts, [k])
+    keys = facts.grouping_keys()
+    specs = []
+    for i in range(n):
+        length = rng.randint(lo_len, hi_len)
+        extra = pick_distinct(rng, rest, length - 1)
+        cut = rng.randint(0, len(extra))
+        pattern = alias_repeated(seq(*(atom(t) for t in extra[:cut]), plus(atom(k)), *(atom(t) for t in extra[cut:])))
+        occs = occurrences(pattern)
+        conds: list[ast.Condition] = []
+        for o in rng.sample(occs, min(len(occs), rng.randint(0, 2))):
+            pred = local_predicate(facts, o, rng)
+            if pred:
+                conds.append(pred)
+        if rng.random() < 0.3:
+            adjacent = adjacent_predicate(facts, first_in_kleene(occs), rng)
+            if adjacent:
+                conds.append(adjacent)
+        group_by = rng.sample(keys, rng.randint(0, min(1, len(keys)))) if keys else []
+        equivalence = [a for a in facts.equivalence() if a not in group_by] if rng.random() < 0.7 else []
+        within_min = rng.randint(lo_w, hi_w)
+        slide_min = rng.choice([s for s in (1, 2, 5, within_min) if s <= within_min])
+        query = build_query(
+            f"hd_{i:03d}", pattern, aggregates=random_aggregates(facts, occs, rng, rng.randint(1, 2)),
+            group_by=group_by, equivalence=equivalence, conditions=conds,
+            within_s=within_min * 60, slide_s=slide_min * 60,
+        )
+        specs.append(QuerySpec(query))
+    return specs
+
+
+KINDS: dict[str, Kind] = {
+    "hamlet-shared": Kind(hamlet_shared, "Hamlet §6 (workload 1: shared Kleene sub-pattern)",
+                          {"same_predicates": True, "kleene_type": "", "window_minutes": 10, "slide_minutes": 0}),
+    "hamlet-diverse": Kind(hamlet_diverse, "Hamlet §6 (workload 2: diverse)",
+                           {"kleene_type": "", "min_length": 1, "max_length": 3, "min_window_minutes": 5,
+                            "max_window_minutes": 20}),
+}

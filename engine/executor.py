@@ -1,0 +1,401 @@
+"""The engine's one entry: evaluate a plan over an Arrow table holding many partitions.
+
+``evaluate(plan, data)`` takes a pyarrow Table (or record batches) of events
+of any number of partitions and returns the result rows; ``evaluate_partials``
+returns the mergeable per-(group, window) states replay ships between
+executors, finished by ``finish``. Per query: vectorized matching, exact
+pruning of partitions that cannot hold a trend, dropping of irrelevant events,
+then COGRA's kernel over all remaining partitions at once or a row-based
+strategy per partition (docs/engine.md, "Executor").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from trendlake.engine.aggregates import WindowResult, merge_into
+from trendlake.engine.columns import Columns, Types, as_table
+from trendlake.engine.errors import EventFileError
+from trendlake.engine.expr import attributes
+from trendlake.engine.expr.vector import local_mask
+from trendlake.engine.plan import Plan, PlanError, load_plan
+from trendlake.engine.query import CONTIGUOUS, CompiledQuery
+from trendlake.engine.results import finalize
+from trendlake.engine.strategies import Strategy, choose
+from trendlake.engine.timeline import key_runs
+
+__all__ = [
+    "Partials",
+    "evaluate",
+    "evaluate_partials",
+    "evaluate_query",
+    "finish",
+    "finish_query",
+    "mandatory_variables",
+    "referenced_attributes",
+]
+
+Partials = dict[tuple[tuple[Any, ...], int], WindowResult]
+
+
+def evaluate(
+    plan: Plan | dict[str, Any] | str | Path,
+    data: Any,
+    *,
+    strategy: str = "auto",
+    queries: Iterable[str] | None = None,
+    workload_hash: str | None = None,
+    sorted_by: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Result rows of every query of ``plan`` (or the named ones) over ``data``.
+
+    ``data``: a pyarrow Table or an iterable of RecordBatches with ``type``,
+    ``ts`` (Arrow timestamp or µs integers), optionally ``seq``, and attribute
+    columns, events of any number of partitions in any order. Rows come out
+    per query in plan order, then by group and window start. ``strategy``:
+    ``auto`` (per query from the plan), or a name of ``STRATEGIES``.
+    """
+    plan = _plan(plan, workload_hash)
+    return finish(
+        plan,
+        evaluate_partials(plan, data, strategy=strategy, queries=queries, sorted_by=sorted_by),
+    )
+
+
+def evaluate_partials(
+    plan: Plan | dict[str, Any] | str | Path,
+    data: Any,
+    *,
+    strategy: str = "auto",
+    queries: Iterable[str] | None = None,
+    sorted_by: Sequence[str] | None = None,
+) -> dict[str, Partials]:
+    """Unfinalized results per query: (group values, window index) -> state, mergeable
+    (``merge``) across tables holding disjoint partitions and finished with ``finish``.
+
+    ``sorted_by``: the table is already ordered by these columns, then ``ts``,
+    ``seq``, with equal key values contiguous (replay's sorted Spark
+    partitions); queries partitioned by exactly these columns skip the sort.
+    """
+    plan = _plan(plan, None)
+    wanted = list(plan.queries) if queries is None else list(queries)
+    for name in wanted:
+        if name not in plan.queries:
+            raise PlanError(f"plan has no query {name!r}")
+    chosen = {name: choose(plan.queries[name], strategy) for name in wanted}
+    specs = {q["name"]: q for q in plan.raw.get("queries", [])}
+    cols = Columns(as_table(data))
+    keysets: dict[tuple[str, ...], _KeySet] = {}
+    out: dict[str, Partials] = {}
+    for name in wanted:
+        query = plan.queries[name]
+        keys = query.partition_by
+        if keys not in keysets:
+            presorted = sorted_by is not None and tuple(sorted_by) == keys
+            keysets[keys] = _KeySet(cols, keys, presorted)
+        out[name] = _query_partials(query, specs.get(name), cols, keysets[keys], chosen[name])
+    return out
+
+
+def evaluate_query(
+    query: CompiledQuery, data: Any, *, strategy: str = "auto"
+) -> list[dict[str, Any]]:
+    """Result rows of one compiled query over ``data`` (local predicates row by row)."""
+    cols = Columns(as_table(data))
+    ks = _KeySet(cols, query.partition_by, False)
+    return finish_query(query, _query_partials(query, None, cols, ks, choose(query, strategy)))
+
+
+def finish(plan: Plan, partials: Mapping[str, Partials]) -> list[dict[str, Any]]:
+    """Result rows of merged partial results, per query in the given order."""
+    rows: list[dict[str, Any]] = []
+    for name, p in partials.items():
+        rows.extend(finish_query(plan.queries[name], p))
+    return rows
+
+
+def finish_query(query: CompiledQuery, partials: Partials) -> list[dict[str, Any]]:
+    """Result rows (DESIGN §5) of merged partial results, sorted by group and window."""
+    rows = []
+    for (group, k), result in partials.items():
+        if not result.trends:
+            continue
+        start, end = query.window_bounds(k)
+        row: dict[str, Any] = {"query": query.name}
+        row.update(zip(query.group_by, group, strict=True))
+        row["window_start"] = start
+        row["window_end"] = end
+        row.update(finalize(query, result))
+        rows.append(row)
+    rows.sort(key=lambda r: (tuple(_sortable(r.get(g)) for g in query.group_by), r["window_start"]))
+    return rows
+
+
+def _sortable(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value))
+
+
+def _plan(plan: Plan | dict[str, Any] | str | Path, workload_hash: str | None) -> Plan:
+    if not isinstance(plan, Plan):
+        return load_plan(plan, workload_hash)
+    if workload_hash is not None and plan.workload_hash != workload_hash:
+        return load_plan(plan.raw, workload_hash)
+    return plan
+
+
+def mandatory_variables(query: CompiledQuery) -> frozenset[str]:
+    """Positive variables every trend contains: no template path from a start to an
+    end variable avoids them."""
+    out = set()
+    for v in query.positive:
+        frontier = [s for s in query.start if s != v]
+        seen = set(frontier)
+        while frontier:
+            x = frontier.pop()
+            for t in query.successors[x]:
+                if t.dst != v and t.dst not in seen:
+                    seen.add(t.dst)
+                    frontier.append(t.dst)
+        if not (seen & (query.end - {v})):
+            out.add(v)
+    return frozenset(out)
+
+
+def referenced_attributes(spec: dict[str, Any]) -> set[str]:
+    """Attribute names a plan query entry mentions (predicates, required attributes, aggregates)."""
+    found = {a["attr"] for a in spec.get("aggregates", []) if a.get("attr")}
+    for exprs in spec.get("local_predicates", {}).values():
+        found |= attributes(exprs)
+    for adjacent in spec.get("adjacent_predicates", []):
+        found |= attributes(adjacent["expr"])
+    for names in spec.get("required_attributes", {}).values():
+        found.update(names)
+    return found
+
+
+KERNEL_CHUNK = 1 << 18  # events per columnar strategy call (whole partitions, so a chunk may be larger)
+
+
+def partition_chunks(part_of: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` ranges of a non-decreasing partition id array, about ``size`` long,
+    never splitting a partition."""
+    n = len(part_of)
+    out = []
+    lo = 0
+    while lo < n:
+        hi = min(n, lo + size)
+        if hi < n:
+            hi = int(np.searchsorted(part_of, part_of[hi - 1], side="right"))
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def _stable_key_order(table: Any, keys: Sequence[str]) -> np.ndarray:
+    """Row order by ``keys`` (nulls last), equal keys in table order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(keys) == 1:
+        col = table.column(keys[0])
+        if pa.types.is_integer(col.type) and col.null_count == 0:
+            return np.argsort(np.asarray(col.to_numpy()), kind="stable").astype(np.int64, copy=False)
+    if not keys:
+        return np.arange(table.num_rows, dtype=np.int64)
+    # Arrow's sort is stable
+    return np.asarray(
+        pc.sort_indices(table.select(list(keys)), sort_keys=[(k, "ascending") for k in keys]).to_numpy(),
+        dtype=np.int64,
+    )
+
+
+class _KeySet:
+    """The rows of a table that belong to a partition of ``keys``, in (key, ts, seq) order."""
+
+    def __init__(self, cols: Columns, keys: tuple[str, ...], presorted: bool) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = cols.table
+        n = cols.n
+        present = np.ones(n, dtype=bool)
+        for k in keys:
+            present &= cols.present(k)  # no value (NULL rule): in no partition
+        self.cols = cols
+        self.identity = presorted and bool(present.all())
+        if presorted:
+            rows = np.arange(n, dtype=np.int64) if self.identity else np.flatnonzero(present)
+        elif cols.time_ordered() and all(k in table.column_names for k in keys):
+            # rows already in (ts, seq) order (an event file): a stable sort by the keys
+            # alone keeps that order within each partition
+            order = _stable_key_order(table, keys)
+            rows = order if present.all() else order[present[order]]
+            del order
+        else:
+            order_keys = [(k, "ascending") for k in keys]
+            sort_table = pa.table(
+                {
+                    **{k: table.column(k) for k in keys if k in table.column_names},
+                    "__ts": cols.ts,
+                    "__seq": cols.seq,
+                }
+            )
+            sort_keys = [(k, o) for k, o in order_keys if k in sort_table.column_names]
+            order = np.asarray(
+                pc.sort_indices(
+                    sort_table, sort_keys=[*sort_keys, ("__ts", "ascending"), ("__seq", "ascending")]
+                ).to_numpy(),
+                dtype=np.int64,
+            )
+            rows = order[present[order]]
+        self.rows = rows
+        self.ts = cols.ts if self.identity else cols.ts[rows]
+        self.type_codes = cols.type_codes if self.identity else cols.type_codes[rows]
+        if keys and len(rows):
+            sub = table.select(list(keys))
+            if not self.identity:
+                sub = sub.take(pa.array(rows))
+            change = key_runs(sub, keys)
+        else:
+            sub = None
+            change = np.zeros(len(rows), dtype=bool)
+            if len(rows):
+                change[0] = True
+        self.kid = (np.cumsum(change, dtype=np.int64) - 1).astype(np.int32 if len(rows) < 2**31 else np.int64)
+        self.starts = np.flatnonzero(change)
+        self.nkeys = len(self.starts)
+        self._keys = tuple(keys) if sub is not None else None  # key values read on demand
+        self._values: dict[int, tuple[Any, ...]] = {}
+        self._attrs: dict[str, np.ndarray] = {}
+        self._nums: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+        if presorted and len(rows) > 1:
+            ts = self.ts
+            back = (ts[1:] < ts[:-1]) & ~change[1:]
+            if back.any():
+                raise EventFileError(
+                    f"table is not sorted by ({', '.join(keys)}, ts) as promised: "
+                    f"row {int(rows[1 + int(np.flatnonzero(back)[0])])} goes back in time"
+                )
+
+    def attr(self, name: str) -> np.ndarray:
+        """An attribute column over ``rows``."""
+        if name not in self._attrs:
+            arr = self.cols.array(name)
+            self._attrs[name] = arr if self.identity else arr[self.rows]
+        return self._attrs[name]
+
+    def numeric(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        if name not in self._nums:
+            num = self.cols.numeric(name)
+            if num is not None and not self.identity:
+                num = (num[0][self.rows], num[1][self.rows])
+            self._nums[name] = num
+        return self._nums[name]
+
+    def values(self, kids: Iterable[int]) -> dict[int, tuple[Any, ...]]:
+        """Key values of the given partition ids."""
+        import pyarrow as pa
+
+        want = sorted(set(kids) - set(self._values))
+        if want and self._keys is not None:
+            picked = self.cols.table.select(list(self._keys)).take(pa.array(self.rows[self.starts[want]]))
+            columns = [picked.column(i).to_pylist() for i in range(picked.num_columns)]
+            for j, kid in enumerate(want):
+                self._values[kid] = tuple(col[j] for col in columns)
+        elif want:
+            for kid in want:
+                self._values[kid] = ()
+        return self._values
+
+
+class _LazyAttrs(Mapping):
+    """Attribute columns over a key set's rows, converted on first use: with the numeric
+    columns of the predicates cached, most queries never need the object arrays."""
+
+    def __init__(self, ks: _KeySet, names: Sequence[str]) -> None:
+        self.ks = ks
+        self.names = list(names)
+        self.known = set(names)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.known:
+            raise KeyError(name)
+        return self.ks.attr(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def _query_partials(
+    query: CompiledQuery, spec: dict[str, Any] | None, cols: Columns, ks: _KeySet, strategy: Strategy
+) -> Partials:
+    rows = ks.rows
+    n = len(rows)
+    if n == 0:
+        return {}
+    types = Types(ks.type_codes, cols.type_names, n)
+    if spec is None:
+        names = list(cols.attr_names)
+    else:
+        names = sorted(referenced_attributes(spec) & set(cols.attr_names))
+    attrs = _LazyAttrs(ks, names)
+    cache = {a: num for a in names if (num := ks.numeric(a)) is not None}  # predicates' columns
+    type_masks: dict[str, np.ndarray] = {}
+    masks: dict[str, np.ndarray] = {}
+    for v, var in query.variables.items():
+        if var.type not in type_masks:
+            type_masks[var.type] = types.mask(var.type)
+        masks[v] = local_mask(query, v, type_masks[var.type], attrs, spec, cache)
+
+    def present_in(mask: np.ndarray) -> np.ndarray:
+        """Per partition: does ``mask`` hold for one of its rows?"""
+        return np.logical_or.reduceat(mask, ks.starts)
+
+    # exact pruning: every trend holds a start, an end and every mandatory variable
+    ok = present_in(np.logical_or.reduce([masks[v] for v in query.start]))
+    ok &= present_in(np.logical_or.reduce([masks[v] for v in query.end]))
+    for v in mandatory_variables(query):
+        ok &= present_in(masks[v])
+    keep = ok[ks.kid]
+    if query.semantics != CONTIGUOUS:  # an event no variable matches changes nothing
+        keep &= np.logical_or.reduce(list(masks.values()))
+    idx = np.flatnonzero(keep)
+    if not len(idx):
+        return {}
+    part_of = ks.kid[idx]
+    positions = [query.partition_by.index(g) for g in query.group_by]
+    partials: Partials = {}
+
+    if strategy.columnar(query) and strategy.run_partitions is not None:
+        # whole partitions at a time, about KERNEL_CHUNK events each: the strategy's
+        # per-event arrays then stay small next to the table
+        for lo, hi in partition_chunks(part_of, KERNEL_CHUNK):
+            results = strategy.run_partitions(query, masks, idx[lo:hi], ks.ts, attrs, part_of[lo:hi])
+            values = ks.values(part for part, _ in results)
+            for (part, k), result in results.items():
+                if result.trends:
+                    group = tuple(values[part][i] for i in positions)
+                    merge_into(partials, (group, k), result)
+        return partials
+
+    # a row-based strategy per remaining partition, on Event objects of the kept rows
+    events = cols.events(rows[idx])
+    cuts = np.flatnonzero(np.diff(part_of)) + 1
+    bounds = zip(np.concatenate(([0], cuts)).tolist(), np.append(cuts, len(idx)).tolist(), strict=True)
+    values = ks.values(part_of[np.concatenate(([0], cuts))].tolist())
+    for lo, hi in bounds:
+        key = values[int(part_of[lo])]
+        group = tuple(key[i] for i in positions)
+        for k, result in strategy.run(query, events[lo:hi]).items():
+            if result.trends:
+                merge_into(partials, (group, k), result)
+    return partials
