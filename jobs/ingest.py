@@ -2,8 +2,8 @@
 
 Each new file (CSV with a header, JSON lines, Parquet; sorted by name) is
 read by Spark (CSV as RFC 4180: a quoted field may span lines), every row
-numbered by its 1-based line in the file (record number for CSV, row index for
-Parquet), typed and validated against the stream schema in Spark by the typing
+numbered by its 1-based line in the file (the line a CSV record starts on, row
+index for Parquet), typed and validated against the stream schema in Spark by the typing
 rules of ``trendlake.schemas.types`` (the first failing rule is the row's
 ``reason``), and split: good rows -> ``bronze/<stream>``,
 bad rows -> ``quarantine/<stream>``. Good + bad must equal the rows read, and
@@ -429,8 +429,8 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
         return out, rows
     if fmt == "csv":
         # RFC 4180: doubled quotes escape a quote, and a quoted field may hold line breaks
-        # (``multiLine``), so one record can span lines. ``_line`` is the record's number
-        # (the header is record 1): the physical line unless an earlier field held a line break.
+        # (``multiLine``), so one record can span lines. ``_line`` is the line the record
+        # starts on (``_record_lines``), the numbering the landing scan's over-long lines use.
         header = _csv_header(path)
         ddl = ", ".join(f"c{i} string" for i in range(len(header)))
         records, counts = _numbered(
