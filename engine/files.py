@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from trendlake.engine.events import RESERVED, EventFileError
+from trendlake.engine.columns import RESERVED
+from trendlake.engine.errors import EventFileError
 from trendlake.schemas import types
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json", ".parquet": "parquet"}

@@ -221,7 +221,7 @@ CROWDED = [
 def test_many_events_per_time_stamp_equal_the_two_step_reference(text: str, rows: list[dict]) -> None:
     """The columnar path with COGRA's kernel against the reference (no shared code path)."""
     plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
-    want = finished(plan, engine.evaluate_partials(plan, make_events(rows), strategy="twostep"))
+    want = by_hand(plan, rows, reference.run)
     got = finished(plan, evaluate_table_partials(plan, as_table(rows), strategy="auto"))
     assert rows_equal(got, want), f"{text}\n{rows}\ngot  {got}\nwant {want}"
 
@@ -253,5 +253,5 @@ def test_kernel_chunks_do_not_change_results(monkeypatch) -> None:
     whole = finished(plan, evaluate_table_partials(plan, as_table(rows)))
     monkeypatch.setattr(table_mod, "KERNEL_CHUNK", 7)
     chunked = finished(plan, evaluate_table_partials(plan, as_table(rows)))
-    want = finished(plan, engine.evaluate_partials(plan, make_events(rows), strategy="twostep"))
+    want = by_hand(plan, rows, reference.run)
     assert rows_equal(whole, want) and rows_equal(chunked, want)
