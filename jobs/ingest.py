@@ -498,7 +498,7 @@ def _csv_header(path: Path) -> list[str]:
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             header = next(csv.reader(fh), [])
-    except (UnicodeDecodeError, csv.Error) as err:
+    except csv.Error as err:  # a UnicodeDecodeError goes to csv_header_ok, which names it
         raise IngestError(f"{path}: unreadable CSV header ({err})") from None
     if not header:
         raise IngestError(f"{path}: empty CSV file (a header line is required)")
