@@ -80,7 +80,7 @@ class Types:
         if len(arr) != n:
             raise ValueError(f"types has {len(arr)} entries, ts has {n}")
         self.names = None if names is None else list(names)
-        self.arr = arr.astype(np.int64) if names is not None else arr
+        self.arr = arr.astype(np.int64, copy=False) if names is not None else arr
 
     def take(self, order: np.ndarray) -> Types:
         out = Types.__new__(Types)
@@ -122,10 +122,11 @@ class Columns:
         if ts.null_count:
             raise EventFileError("ts has missing values")
         self.ts = np.asarray(ts.to_numpy(), dtype=np.int64)
+        self._ordered: bool | None = None
         if "seq" in table.column_names and table.column("seq").null_count == 0:
-            self.seq = np.asarray(table.column("seq").to_numpy(), dtype=np.int64)
+            self._seq: np.ndarray | None = np.asarray(table.column("seq").to_numpy(), dtype=np.int64)
         else:
-            self.seq = np.arange(self.n, dtype=np.int64)
+            self._seq = None  # row order: made only when needed
         types = table.column("type")
         if isinstance(types, pa.ChunkedArray):
             types = types.combine_chunks()
@@ -136,6 +137,29 @@ class Columns:
         self.attr_names = [c for c in table.column_names if c not in RESERVED]
         self._arrays: dict[str, np.ndarray] = {}
         self._numeric: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+
+
+    @property
+    def seq(self) -> np.ndarray:
+        """The ``seq`` column, or the row number where the table has none."""
+        if self._seq is None:
+            self._seq = np.arange(self.n, dtype=np.int64)
+        return self._seq
+
+    def time_ordered(self) -> bool:
+        """Rows already in (ts, seq) order."""
+        if self._ordered is None:
+            ts = self.ts
+            if self.n < 2:
+                self._ordered = True
+            elif self._seq is None:
+                self._ordered = bool(np.all(ts[1:] >= ts[:-1]))
+            else:
+                seq = self._seq
+                self._ordered = bool(
+                    np.all((ts[1:] > ts[:-1]) | ((ts[1:] == ts[:-1]) & (seq[1:] > seq[:-1])))
+                )
+        return self._ordered
 
     def types(self) -> Types:
         return Types(self.type_codes, self.type_names, self.n)

@@ -176,6 +176,42 @@ def referenced_attributes(spec: dict[str, Any]) -> set[str]:
     return found
 
 
+KERNEL_CHUNK = 1 << 18  # events per columnar strategy call (whole partitions, so a chunk may be larger)
+
+
+def partition_chunks(part_of: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` ranges of a non-decreasing partition id array, about ``size`` long,
+    never splitting a partition."""
+    n = len(part_of)
+    out = []
+    lo = 0
+    while lo < n:
+        hi = min(n, lo + size)
+        if hi < n:
+            hi = int(np.searchsorted(part_of, part_of[hi - 1], side="right"))
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def _stable_key_order(table: Any, keys: Sequence[str]) -> np.ndarray:
+    """Row order by ``keys`` (nulls last), equal keys in table order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(keys) == 1:
+        col = table.column(keys[0])
+        if pa.types.is_integer(col.type) and col.null_count == 0:
+            return np.argsort(np.asarray(col.to_numpy()), kind="stable").astype(np.int64, copy=False)
+    if not keys:
+        return np.arange(table.num_rows, dtype=np.int64)
+    # Arrow's sort is stable
+    return np.asarray(
+        pc.sort_indices(table.select(list(keys)), sort_keys=[(k, "ascending") for k in keys]).to_numpy(),
+        dtype=np.int64,
+    )
+
+
 class _KeySet:
     """The rows of a table that belong to a partition of ``keys``, in (key, ts, seq) order."""
 
@@ -192,6 +228,12 @@ class _KeySet:
         self.identity = presorted and bool(present.all())
         if presorted:
             rows = np.arange(n, dtype=np.int64) if self.identity else np.flatnonzero(present)
+        elif cols.time_ordered() and all(k in table.column_names for k in keys):
+            # rows already in (ts, seq) order (an event file): a stable sort by the keys
+            # alone keeps that order within each partition
+            order = _stable_key_order(table, keys)
+            rows = order if present.all() else order[present[order]]
+            del order
         else:
             order_keys = [(k, "ascending") for k in keys]
             sort_table = pa.table(
@@ -222,10 +264,10 @@ class _KeySet:
             change = np.zeros(len(rows), dtype=bool)
             if len(rows):
                 change[0] = True
-        self.kid = np.cumsum(change) - 1
+        self.kid = (np.cumsum(change, dtype=np.int64) - 1).astype(np.int32 if len(rows) < 2**31 else np.int64)
         self.starts = np.flatnonzero(change)
         self.nkeys = len(self.starts)
-        self._sub = sub
+        self._keys = tuple(keys) if sub is not None else None  # key values read on demand
         self._values: dict[int, tuple[Any, ...]] = {}
         self._attrs: dict[str, np.ndarray] = {}
         self._nums: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
@@ -258,8 +300,8 @@ class _KeySet:
         import pyarrow as pa
 
         want = sorted(set(kids) - set(self._values))
-        if want and self._sub is not None:
-            picked = self._sub.take(pa.array(self.starts[want]))
+        if want and self._keys is not None:
+            picked = self.cols.table.select(list(self._keys)).take(pa.array(self.rows[self.starts[want]]))
             columns = [picked.column(i).to_pylist() for i in range(picked.num_columns)]
             for j, kid in enumerate(want):
                 self._values[kid] = tuple(col[j] for col in columns)
@@ -334,12 +376,15 @@ def _query_partials(
     partials: Partials = {}
 
     if strategy.columnar(query) and strategy.run_partitions is not None:
-        results = strategy.run_partitions(query, masks, idx, ks.ts, attrs, part_of)
-        values = ks.values(part for part, _ in results)
-        for (part, k), result in results.items():
-            if result.trends:
-                group = tuple(values[part][i] for i in positions)
-                merge_into(partials, (group, k), result)
+        # whole partitions at a time, about KERNEL_CHUNK events each: the strategy's
+        # per-event arrays then stay small next to the table
+        for lo, hi in partition_chunks(part_of, KERNEL_CHUNK):
+            results = strategy.run_partitions(query, masks, idx[lo:hi], ks.ts, attrs, part_of[lo:hi])
+            values = ks.values(part for part, _ in results)
+            for (part, k), result in results.items():
+                if result.trends:
+                    group = tuple(values[part][i] for i in positions)
+                    merge_into(partials, (group, k), result)
         return partials
 
     # a row-based strategy per remaining partition, on Event objects of the kept rows

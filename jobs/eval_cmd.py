@@ -97,10 +97,9 @@ def run_eval(args: argparse.Namespace) -> int:
             from trendlake.schemas import load_stream_schema
 
             schema = load_stream_schema(args.stream)
-        events = read_event_file(args.events, schema)
-        table = engine.table_from_events(events, str(args.events))
+        table = read_event_file(args.events, schema)
         started = time.perf_counter()
-        rows = engine.evaluate(loaded, table, strategy=args.strategy, queries=args.query)
+        rows = evaluate_table(loaded, table, strategy=args.strategy, queries=args.query)
         elapsed = time.perf_counter() - started
     except optimizer.WorkloadError as err:
         return _fail(f"invalid workload, nothing evaluated:\n{err}")
@@ -112,19 +111,24 @@ def run_eval(args: argparse.Namespace) -> int:
     else:
         print_table(rows, loaded)
     print(
-        f"{len(events)} events, {len(rows)} result rows, {elapsed:.3f}s",
+        f"{table.num_rows} events, {len(rows)} result rows, {elapsed:.3f}s",
         file=sys.stderr,
     )
     return 0
 
 
-def read_event_file(path: Path, schema: dict[str, Any] | None = None) -> list:
-    """Events of a file; a stream schema's time/type column names are honoured."""
-    from trendlake.engine.events import read_events
+def read_event_file(path: Path, schema: dict[str, Any] | None = None) -> Any:
+    """The events of a file as a typed Arrow table (``engine.files.read_event_table``)."""
+    from trendlake.engine.files import read_event_table
 
-    if schema and (schema.get("time_column", "ts") != "ts" or schema.get("type_column", "type") != "type"):
-        raise ValueError("event files for eval must name their columns 'type' and 'ts'")
-    return read_events(path)
+    return read_event_table(path, schema)
+
+
+def evaluate_table(plan: Any, table: Any, *, strategy: str = "auto", queries: list[str] | None = None) -> list[dict[str, Any]]:
+    """Result rows of ``plan`` over an event table, per query in plan order (``engine.evaluate``)."""
+    from trendlake import engine
+
+    return engine.evaluate(plan, table, strategy=strategy, queries=queries)
 
 
 def json_value(value: Any) -> Any:

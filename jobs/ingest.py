@@ -1,9 +1,11 @@
 """The ingest job: raw event files in a landing folder -> bronze, quarantine and the ingest log.
 
 Each new file (CSV with a header, JSON lines, Parquet; sorted by name) is
-read by Spark, every row numbered by its 1-based line in the file (row index
-for Parquet), validated against the stream schema in Spark (the first failing
-rule is the row's ``reason``), and split: good rows -> ``bronze/<stream>``,
+read by Spark (CSV as RFC 4180: a quoted field may span lines), every row
+numbered by its 1-based line in the file (the line a CSV record starts on, row
+index for Parquet), typed and validated against the stream schema in Spark by the typing
+rules of ``trendlake.schemas.types`` (the first failing rule is the row's
+``reason``), and split: good rows -> ``bronze/<stream>``,
 bad rows -> ``quarantine/<stream>``. Good + bad must equal the rows read, and
 the good rows must pass the stream's Great Expectations suite, before anything
 is committed. A file is identified by the SHA-256 of its bytes: a checksum in
@@ -37,7 +39,6 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
-import io
 import logging
 import os
 import shutil
@@ -414,37 +415,91 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
         df, counts = _numbered(spark.read.parquet(str(path)))
         rows = sum(counts.values())
         present = set(df.columns)
+
+        def text(c: str) -> Any:
+            # nanosecond timestamps arrive as microseconds (``parquet_for_spark``)
+            return F.col(f"`{c}`").cast("string") if c in present else F.lit(None).cast("string")
+
         out = df.select(
-            *[(F.col(f"`{c}`").cast("string") if c in present else F.lit(None).cast("string")).alias(c) for c in columns],
+            *[text(c).alias(c) for c in columns],
             F.col("_line"),
             F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns if c != "_line"])).alias("_raw"),
             F.lit(None).cast("string").alias("_malformed"),
         )
         return out, rows
-    text, _ = _numbered(spark.read.text(str(path)))
-    blank = F.trim(F.col("value")) == ""
     if fmt == "csv":
+        # RFC 4180: doubled quotes escape a quote, and a quoted field may hold line breaks
+        # (``multiLine``), so one record can span lines. ``_line`` is the line the record
+        # starts on (``_record_lines``), the numbering the landing scan's over-long lines use.
         header = _csv_header(path)
         ddl = ", ".join(f"c{i} string" for i in range(len(header)))
-        data = text.where((F.col("_line") > 1) & ~blank)
-        parsed = F.from_csv(F.col("value"), ddl)
+        records, counts = _numbered(
+            spark.read.options(multiLine=True, header=False, escape='"', quote='"', mode="PERMISSIVE")
+            .schema(ddl).csv(str(path))
+        )
+        starts = _record_lines(path, sum(counts.values()))
+        if starts is not None:
+            # records and lines differ (quoted line breaks, blank lines): number each record
+            # by the physical line it starts on, as the landing scan numbers lines
+            mapping = spark.createDataFrame(list(enumerate(starts, start=1)), "_rec long, _phys long")
+            records = (records.join(F.broadcast(mapping), records["_line"] == mapping["_rec"], "left")
+                       .withColumn("_line", F.coalesce(F.col("_phys"), F.col("_line"))).drop("_rec", "_phys"))
+        # a blank line (or the single space an over-long line is replaced by, ``_copy_without``)
+        # is no record: it is numbered like every line but not read as a row
+        blank = F.coalesce(F.trim(F.col("c0")), F.lit("")) == ""
+        for i in range(1, len(header)):
+            blank &= F.col(f"c{i}").isNull()
+        header_line = starts[0] if starts else 1
+        data = records.where((F.col("_line") > header_line) & ~blank)
         index = {name: i for i, name in reversed(list(enumerate(header)))}
-        cols = [(parsed[f"c{index[c]}"] if c in index else F.lit(None).cast("string")).alias(c) for c in columns]
-        malformed = F.lit(None).cast("string")
-    else:
-        data = text.where(~blank)
-        parsed = F.from_json(F.col("value"), "map<string,string>")
-        cols = [parsed[c].alias(c) for c in columns]
-        malformed = F.when(parsed.isNull(), F.lit("malformed JSON line (not a JSON object)"))
+        cols = [(F.col(f"c{index[c]}") if c in index else F.lit(None).cast("string")).alias(c) for c in columns]
+        raw_text = F.to_csv(F.struct(*[F.col(f"c{i}") for i in range(len(header))]), {"escape": '"', "quote": '"'})
+        out = data.select(*cols, F.col("_line"), raw_text.alias("_raw"), F.lit(None).cast("string").alias("_malformed"))
+        return out, data.count()
+    text, _ = _numbered(spark.read.text(str(path)))
+    blank = F.trim(F.col("value")) == ""
+    data = text.where(~blank)
+    parsed = F.from_json(F.col("value"), "map<string,string>")
+    cols = [parsed[c].alias(c) for c in columns]
+    malformed = F.when(parsed.isNull(), F.lit("malformed JSON line (not a JSON object)"))
     out = data.select(*cols, F.col("_line"), F.col("value").alias("_raw"), malformed.alias("_malformed"))
     rows = data.count()
     return out, rows
 
 
+def _record_lines(path: Path, records: int) -> list[int] | None:
+    """The physical line each CSV record starts on (RFC 4180, blank lines are no record),
+    or None when every line is one record (the common case, found by counting lines)."""
+    with open(path, "rb") as fh:
+        newlines, last = 0, b""
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            newlines += chunk.count(b"\n")
+            last = chunk[-1:]
+    lines = newlines + (1 if last not in (b"", b"\n") else 0)
+    if lines == records:
+        return None
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    starts: list[int] = []
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
+            reader = csv.reader(fh)
+            previous = 0
+            for row in reader:
+                if row:
+                    starts.append(previous + 1)
+                previous = reader.line_num
+    finally:
+        csv.field_size_limit(limit)
+    return starts
+
+
 def _csv_header(path: Path) -> list[str]:
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        first = fh.readline()
-    header = next(csv.reader(io.StringIO(first)), [])
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except csv.Error as err:  # a UnicodeDecodeError goes to csv_header_ok, which names it
+        raise IngestError(f"{path}: unreadable CSV header ({err})") from None
     if not header:
         raise IngestError(f"{path}: empty CSV file (a header line is required)")
     return [h.strip() for h in header]
@@ -462,23 +517,25 @@ def validate(raw: Any, stream_schema: dict[str, Any]) -> Any:
     from pyspark.sql import functions as F
 
     type_col, time_col = stream_schema["type_column"], stream_schema["time_column"]
+    # empty text is a missing value for every type (trendlake.schemas.types)
+    raw = raw.select(*[
+        F.when(F.col(f"`{c}`") != F.lit(""), F.col(f"`{c}`")).alias(c) if c in quarantine_columns(stream_schema)
+        else F.col(f"`{c}`")
+        for c in raw.columns
+    ])
     etype = F.col(f"`{type_col}`")
     raw_ts = F.col(f"`{time_col}`")
 
     def quoted(col: Any) -> Any:
         return F.concat(F.lit("'"), col, F.lit("'"))
 
-    number = F.expr(f"try_cast(`{time_col}` AS double)")
-    finite = number.isNotNull() & ~F.isnan(number) & (F.abs(number) < F.lit(1e13))
-    ts = F.when(finite, F.timestamp_micros(F.round(number * 1_000_000).cast("long"))).otherwise(
-        F.expr(f"try_cast(`{time_col}` AS timestamp)")
-    )
+    ts, ts_problem = spark_time(raw_ts, time_col, stream_schema.get("time_unit"))
     rules: list[Any] = [
         F.col("_malformed"),
         F.when(etype.isNull() | (F.trim(etype) == ""), F.lit("missing event type")),
         F.when(~etype.isin(list(stream_schema["event_types"])), F.concat(F.lit("unknown event type "), quoted(etype))),
         F.when(raw_ts.isNull() | (F.trim(raw_ts) == ""), F.lit("missing timestamp")),
-        F.when(ts.isNull(), F.concat(F.lit("unparseable timestamp "), quoted(raw_ts))),
+        F.when(ts.isNull(), F.coalesce(ts_problem, F.concat(F.lit("unparseable timestamp "), quoted(raw_ts)))),
     ]
     typed: dict[str, Any] = {}
     for name, spec in stream_schema["attributes"].items():
@@ -512,22 +569,94 @@ def validate(raw: Any, stream_schema: dict[str, Any]) -> Any:
     )
 
 
-def _cast(name: str, kind: str) -> Any:
+def _trimmed(col: Any) -> Any:
+    """Text without ASCII blanks at either end (``\\s`` in Java is the same set as Arrow's)."""
     from pyspark.sql import functions as F
 
-    text = F.trim(F.col(f"`{name}`"))
+    return F.regexp_replace(col, r"^\s+|\s+$", "")
+
+
+def _cast(name: str, kind: str) -> Any:
+    """A raw text attribute as ``kind`` by ``trendlake.schemas.types``' rules; NULL where it does not fit."""
+    from pyspark.sql import functions as F
+    from trendlake.schemas import types
+
+    given = F.col(f"`{name}`")
+    text = _trimmed(given)
     if kind == "string":
-        return F.col(f"`{name}`")
+        return given
     if kind == "long":
-        as_double = text.try_cast("double")
-        integral = (as_double == F.floor(as_double)) & (F.abs(as_double) < F.lit(9.2e18))
-        return F.coalesce(text.try_cast("bigint"), F.when(integral, as_double.cast("bigint")))
+        integer = text.rlike(types.INTEGER)
+        as_double = F.when(text.rlike(types.DECIMAL), text.try_cast("double"))
+        integral = (as_double == F.floor(as_double)) & (F.abs(as_double) < F.lit(types.LONG_LIMIT))
+        return F.when(integer, text.try_cast("bigint")).otherwise(
+            F.when(integral, as_double.cast("bigint"))
+        )
     if kind == "double":
-        as_double = text.try_cast("double")
+        as_double = F.when(text.rlike(types.DECIMAL), text.try_cast("double"))
         return F.when(~F.isnan(as_double) & (F.abs(as_double) != F.lit(float("inf"))), as_double)
     if kind == "boolean":
-        return text.try_cast("boolean")
+        lower = F.lower(text)
+        return F.when(lower.isin(list(types.TRUE_WORDS)), F.lit(True)).when(
+            lower.isin(list(types.FALSE_WORDS)), F.lit(False)
+        )
     raise IngestError(f"attribute {name!r}: unknown type {kind!r} (long, double, string, boolean)")
+
+
+def spark_time(raw: Any, name: str, unit: str | None) -> tuple[Any, Any]:
+    """(timestamp, reason) of a raw text time column by ``trendlake.schemas.types``' rules:
+    the timestamp is NULL where the value is missing or does not fit, and the reason says
+    why a present value is out of range (NULL for unparseable text and good values)."""
+    from pyspark.sql import functions as F
+    from trendlake.schemas import types
+
+    try:
+        unit = types.check_time_unit(unit)
+    except types.TypingError as err:
+        raise IngestError(f"stream schema: {err}") from None
+    factor = types.TIME_UNITS[unit]
+    t = _trimmed(raw)
+    # epoch numbers in the declared unit
+    number = F.when(t.rlike(types.DECIMAL), t.try_cast("double"))
+    finite = number.isNotNull() & ~F.isnan(number) & (F.abs(number) != F.lit(float("inf")))
+    scaled = number * F.lit(float(factor))
+    inside = finite & (scaled >= F.lit(float(types.MIN_US))) & (scaled < F.lit(float(types.MAX_US)))
+    exact = t.rlike(types.INTEGER) & (F.abs(number) < F.lit(float(2**62)))
+    from_number = F.when(inside, F.when(exact, t.try_cast("bigint") * F.lit(factor)).otherwise(
+        F.round(scaled).cast("bigint")))
+    year = F.floor(scaled / F.lit(1_000_000.0) / F.lit(types.SECONDS_PER_YEAR) + F.lit(1970.0)).cast("string")
+    hint = F.lit(f", outside {types.MIN_YEAR}..{types.MAX_YEAR}")
+    for other, f in reversed([*types.TIME_UNITS.items(), ("nanoseconds", 0.001)]):
+        if other == unit:
+            continue
+        text = ("looks like epoch nanoseconds; convert to microseconds" if other == "nanoseconds"
+                else f'looks like epoch {other}; declare "time_unit": "{other}"')
+        plausible = (number * F.lit(float(f)) >= F.lit(float(types.MIN_US))) & (
+            number * F.lit(float(f)) < F.lit(float(types.MAX_US)))
+        hint = F.when(plausible, F.lit(f": {text}")).otherwise(hint)
+    number_problem = F.when(finite & ~inside, F.concat(
+        F.lit(f"{name} "), t, F.lit(" is year "), year, F.lit(f" as {unit}"), hint))
+    # ISO-8601, rebuilt in one canonical form Spark's cast reads
+    iso = ~t.rlike(types.DECIMAL) & t.rlike(types.ISO_TIME)
+
+    def group(i: int) -> Any:
+        return F.regexp_extract(t, types.ISO_TIME, i)
+
+    seconds = F.when(group(6) == "", F.lit("00")).otherwise(group(6))
+    fraction = F.substring(F.concat(group(7), F.lit("000000")), 1, 6)
+    zone = F.when((group(8) == "") | (F.upper(group(8)) == "Z"), F.lit("+00:00")).otherwise(group(8))
+    hour = F.when(group(4) == "", F.lit("00")).otherwise(group(4))
+    minute = F.when(group(5) == "", F.lit("00")).otherwise(group(5))
+    canonical = F.concat(group(1), F.lit("-"), group(2), F.lit("-"), group(3), F.lit("T"), hour, F.lit(":"),
+                         minute, F.lit(":"), seconds, F.lit("."), fraction, zone)
+    parsed = F.when(iso, canonical.try_cast("timestamp"))
+    micros = F.unix_micros(parsed)
+    iso_inside = (micros >= F.lit(types.MIN_US)) & (micros < F.lit(types.MAX_US))
+    iso_problem = F.when(parsed.isNotNull() & ~iso_inside, F.concat(
+        F.lit(f"{name} '"), t, F.lit("' is year "), F.year(parsed).cast("string"),
+        F.lit(f", outside {types.MIN_YEAR}..{types.MAX_YEAR}")))
+    us = F.coalesce(from_number, F.when(iso_inside, micros))
+    return F.timestamp_micros(us), F.coalesce(number_problem, iso_problem)
 
 
 # ---------------------------------------------------------------------- the job

@@ -23,7 +23,7 @@ def run_kernel(
     partition id per event) of many partitions at once, keyed ``(kid, window index)``:
     no time-stamp group, step or pane spans two partitions, and every open window
     closes where the next partition starts."""
-    ts, code = prep.ts, prep.code
+    ts, code, cols = prep.ts, prep.code, prep.cols
     n = len(ts)
     if n == 0:
         return {}
@@ -34,10 +34,23 @@ def run_kernel(
     newg[1:] = ts[1:] != ts[:-1]
     if kid is not None:
         newg[1:] |= kid[1:] != kid[:-1]
+    sim = None
+    if layout.rank is not None and not prep.multi and int(np.count_nonzero(newg)) < n:
+        # Simultaneous events without aliases: within a time stamp, order the events by
+        # variable (a variable before its predecessors), so that applying one step per
+        # variable, each reading the state its predecessors had before the time stamp, is
+        # exactly the time stamp's effect; k events of one Kleene variable become one
+        # "simultaneous" step (code nv + i). No event leaves the generated kernel.
+        code, cols, newg, sim = _simultaneous_steps(layout, code, cols, newg, nv)
     gstart = np.flatnonzero(newg)
     ng = len(gstart)
     gcode = code[gstart]
-    if ng < n:
+    if sim is not None:
+        gsize = np.diff(np.append(gstart, n))
+        simultaneous = (gsize > 1) & np.asarray(layout.selfloop, dtype=bool)[gcode]
+        gcode = np.where(simultaneous, gcode + nv, gcode)
+        impure = np.zeros(ng, dtype=bool)
+    elif ng < n:
         gid = np.cumsum(newg) - 1
         impure = np.zeros(ng, dtype=bool)
         diff = code != gcode[gid]
@@ -48,12 +61,17 @@ def run_kernel(
         impure = np.zeros(ng, dtype=bool)
         gsize = np.ones(ng, dtype=np.int64)
     selfloop = np.asarray(layout.selfloop + [False], dtype=bool)  # index -1 -> False
-    special = impure | (gcode < 0) | ((gsize > 1) & selfloop[gcode])
+    if sim is not None:
+        special = np.zeros(ng, dtype=bool)
+    else:
+        special = impure | (gcode < 0) | ((gsize > 1) & selfloop[gcode])
     gseg = panes(ts[gstart], within, slide)
     gkid = kid[gstart] if kid is not None else None
     brk = np.ones(ng, dtype=bool)
     if ng > 1:
         brk[1:] = special[1:] | special[:-1] | (gcode[1:] != gcode[:-1]) | (gseg[1:] != gseg[:-1])
+        if sim is not None:  # a simultaneous step never merges with the next time stamp's
+            brk[1:] |= gcode[:-1] >= nv
         if gkid is not None:
             brk[1:] |= gkid[1:] != gkid[:-1]
     sstart = np.flatnonzero(brk)
@@ -73,7 +91,6 @@ def run_kernel(
     groups: list[Any] = []
     if sspecial.any():
         attrs = layout.attrs
-        cols = prep.cols
         for s in np.flatnonzero(sspecial).tolist():
             infos = []
             for e in range(int(ev_lo[s]), int(ev_hi[s])):
@@ -84,15 +101,14 @@ def run_kernel(
             kk[s] = len(groups)
             groups.append(infos)
     # per-step attribute statistics of the events (for a variable's own sums / min / max)
-    lo_list = ev_lo.tolist()
-    hi_list = ev_hi.tolist()
     code_list = scode.tolist()
     per_attr = {}
     for a_index, a in enumerate(layout.attrs):
         kinds = {kind for kind, i in layout.stat_cols if i == a_index}
         owners = {i for i in range(nv) if a in layout.own[i]}
+        owners |= {nv + i for i in owners}
         per_attr[a_index] = _step_stats(
-            prep.cols[a], ev_lo, lo_list, hi_list, code_list, owners, kinds, nsteps
+            cols[a], ev_lo, ev_hi, code_list, owners, kinds, nsteps
         )
     stats = [per_attr[a][kind] for kind, a in layout.stat_cols]
     kk_list = kk.tolist()
@@ -109,7 +125,8 @@ def run_kernel(
     seg_kid_arr = gkid[sstart[seg_lo]] if gkid is not None else None
     # a pane with no step of a START variable (group steps may hold one) leaves an all-zero
     # window state all-zero: windows open at the first such pane and zero states are skipped
-    starts = np.asarray(layout.start + [True], dtype=bool)  # index -1 (group step) -> True
+    # index nv + i (simultaneous step of variable i) -> start of i; -1 (group step) -> True
+    starts = np.asarray(layout.start + layout.start + [True], dtype=bool)
     seg_start_arr = np.logical_or.reduceat(starts[scode], seg_lo)
     # panes after every window opened by an earlier START pane (same partition) closed: skipped
     last = np.maximum.accumulate(np.where(seg_start_arr, np.arange(len(seg_lo)), -1))
@@ -172,6 +189,24 @@ def run_kernel(
     return out
 
 
+def _simultaneous_steps(
+    layout: Layout, code: np.ndarray, cols: dict[str, Any], newg: np.ndarray, nv: int
+) -> tuple[np.ndarray, dict[str, Any], np.ndarray, bool]:
+    """Events of each time-stamp group ordered by ``layout.rank`` of their variable, and
+    the group starts refined to runs of one variable."""
+    key = (np.cumsum(newg) - 1) * nv + np.asarray(layout.rank, dtype=np.int64)[code]
+    if not bool(np.all(key[1:] >= key[:-1])):
+        order = np.argsort(key, kind="stable")
+        code = code[order]
+        cols = {
+            a: (c[order] if isinstance(c, np.ndarray) else [c[i] for i in order.tolist()])
+            for a, c in cols.items()
+        }
+    runs = newg.copy()
+    runs[1:] |= code[1:] != code[:-1]
+    return code, cols, runs, True
+
+
 def _item(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
@@ -179,8 +214,7 @@ def _item(value: Any) -> Any:
 def _step_stats(
     col: Any,
     ev_lo: np.ndarray,
-    lo_list: list[int],
-    hi_list: list[int],
+    ev_hi: np.ndarray,
     code_list: list[int],
     owners: set[int],
     kinds: set[str],
@@ -198,7 +232,7 @@ def _step_stats(
         col = col.tolist()
     out: dict[str, list[Any]] = {kind: [0] * nsteps for kind in kinds}
     fns = {"S": sum, "MN": min, "MX": max}
-    for s, (lo, hi, c) in enumerate(zip(lo_list, hi_list, code_list, strict=True)):
+    for s, (lo, hi, c) in enumerate(zip(ev_lo.tolist(), ev_hi.tolist(), code_list, strict=True)):
         if c not in owners:
             continue
         values = [_item(x) for x in col[lo:hi]]

@@ -91,8 +91,38 @@ class Layout:
             zero += alg.zero
         self.zero = tuple(zero)
         self.frozen_ok = not (self.nkeys or self.xkeys)
+        self.rank = self._simultaneous_order()
         self._make: Callable[..., Any] | None = None
         self._result: Callable[[tuple], WindowResult | None] | None = None
+
+    def _simultaneous_order(self) -> list[int] | None:
+        """A rank per variable such that a variable comes before each of its (other)
+        predecessors: events of one time stamp applied in this order each see the state
+        before the time stamp. None when the template has a cycle through several variables."""
+        nv = len(self.vars)
+        rank: list[int | None] = [None] * nv
+        state = [0] * nv  # 0 new, 1 on the path, 2 done
+        order: list[int] = []
+
+        def visit(i: int) -> bool:
+            # i must come before others[i]: emit every variable that has i as a predecessor first
+            state[i] = 1
+            for j in range(nv):
+                if i in self.others[j]:
+                    if state[j] == 1:
+                        return False
+                    if state[j] == 0 and not visit(j):
+                        return False
+            state[i] = 2
+            order.append(i)
+            return True
+
+        for i in range(nv):
+            if state[i] == 0 and not visit(i):
+                return None
+        for r, i in enumerate(order):
+            rank[i] = r
+        return [int(r) for r in rank]  # type: ignore[arg-type]
 
     # -- generated step code ------------------------------------------------
 
@@ -119,20 +149,27 @@ class Layout:
             out.append(f"            {'if' if first else 'elif'} v_ == {i}:")
             first = False
             out += ["                " + line for line in body]
+        for i in range(nv):
+            if self.selfloop[i]:  # k simultaneous events of a Kleene variable: no chaining
+                out.append(f"            elif v_ == {nv + i}:")
+                out += ["                " + line for line in self._branch(i, simultaneous=True)]
         out.append("            else:")
         out.append(f"                {state} = grp(G[k], ({state}))")
         out.append(f"        return ({state})")
         out.append("    return rows, kernel")
         return "\n".join(out) + "\n"
 
-    def _branch(self, i: int) -> list[str]:
-        others = self.others[i]
+    def _branch(self, i: int, simultaneous: bool = False) -> list[str]:
+        """Step code of ``k`` events of variable ``i``: a burst (each event after the one
+        before), or with ``simultaneous`` k events of one time stamp, each extending only
+        the trends before it (code ``nv + i``, for a Kleene variable)."""
+        others = self.preds[i] if simultaneous else self.others[i]
         var = self.vars[i]
         terms = (["1"] if self.start[i] else []) + [f"c{p}" for p in others]
         if not terms:
             return ["pass"]  # never reached by a trend
         lines = [f"s = {' + '.join(terms)}"]
-        loop = self.selfloop[i]
+        loop = self.selfloop[i] and not simultaneous
         if loop:
             lines += [f"u = c{i} + s", "if u:"]
             body = ["P = POW[k]", f"c{i} = u * P - s", f"if c{i} > CAP: c{i} = NAN"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -185,3 +186,72 @@ def test_partitions_meeting_at_one_time_stamp_stay_apart() -> None:
     })
     got = finished(plan, evaluate_table_partials(plan, table, strategy="cogra", sorted_by=["k"]))
     assert [(r["k"], r["COUNT(*)"], r["COUNT(A)"]) for r in got] == [("a", 3, 4), ("b", 1, 1)]
+
+
+@st.composite
+def crowded_rows(draw: st.DrawFn) -> list[dict]:
+    """Many events on few time stamps: bursts of one Kleene variable and mixed types at one
+    time stamp (the columnar kernel's simultaneous steps), in a few partitions."""
+    n = draw(st.integers(1, 40))
+    stamps = draw(st.integers(1, 5))
+    rows = []
+    for i in range(n):
+        row = {"type": draw(st.sampled_from(["A", "B", "C", "D"])), "ts": draw(st.integers(0, stamps)),
+               "seq": i, "g": draw(st.integers(0, 1))}
+        for attr in ("x", "y"):
+            if draw(st.integers(0, 5)):
+                row[attr] = draw(st.integers(-2, 3))
+        rows.append(row)
+    rows.sort(key=lambda r: (r["ts"], r["seq"]))
+    return rows
+
+
+CROWDED = [
+    "QUERY q RETURN COUNT(*), SUM(B.x), AVG(B.x) PATTERN SEQ(A, B+, C) WITHIN 4 seconds SLIDE 2 seconds;",
+    "QUERY q RETURN g, COUNT(*), COUNT(B), MIN(B.x), MAX(A.y) PATTERN SEQ(A+, B+) GROUP-BY g WITHIN 3 seconds;",
+    "QUERY q RETURN COUNT(*), SUM(A.x), SUM(C.y) PATTERN SEQ(A, B, C+) WHERE A.x > 0 WITHIN 5 seconds SLIDE 1 seconds;",
+    "QUERY q RETURN COUNT(*) PATTERN SEQ(A+, B)+ WITHIN 5 seconds;",
+    "QUERY q RETURN g, COUNT(*), SUM(B.y) PATTERN SEQ(A, B+, C+, D) GROUP-BY g WITHIN 6 seconds SLIDE 3 seconds;",
+]
+
+
+@pytest.mark.parametrize("text", CROWDED)
+@settings(deadline=None, max_examples=60)
+@given(rows=crowded_rows())
+def test_many_events_per_time_stamp_equal_the_two_step_reference(text: str, rows: list[dict]) -> None:
+    """The columnar path with COGRA's kernel against the reference (no shared code path)."""
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    want = by_hand(plan, rows, reference.run)
+    got = finished(plan, evaluate_table_partials(plan, as_table(rows), strategy="auto"))
+    assert rows_equal(got, want), f"{text}\n{rows}\ngot  {got}\nwant {want}"
+
+
+@settings(deadline=None)
+@given(sizes=st.lists(st.integers(1, 6), min_size=0, max_size=12), size=st.integers(1, 10))
+def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int) -> None:
+    from trendlake.engine.executor import partition_chunks
+
+    part_of = np.repeat(np.arange(len(sizes)), sizes)
+    chunks = partition_chunks(part_of, size)
+    assert [lo for lo, _ in chunks] == ([0, *[hi for _, hi in chunks[:-1]]] if chunks else [])
+    assert (chunks[-1][1] if chunks else 0) == len(part_of)
+    for lo, hi in chunks:
+        assert hi > lo
+        assert hi == len(part_of) or part_of[hi - 1] != part_of[hi]
+        # as long as ``size``, or up to the end of the partition the size ends in
+        assert hi - lo <= size or part_of[lo + size - 1] == part_of[hi - 1]
+
+
+def test_kernel_chunks_do_not_change_results(monkeypatch) -> None:
+    from trendlake.engine import executor as table_mod
+
+    rng = random.Random(5)
+    rows = [{"type": rng.choice("ABC"), "ts": i // 3, "seq": i, "g": rng.randint(0, 6), "x": rng.randint(0, 4)}
+            for i in range(400)]
+    text = "QUERY q RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, B+, C) GROUP-BY g WITHIN 20 seconds SLIDE 10 seconds;"
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    whole = finished(plan, evaluate_table_partials(plan, as_table(rows)))
+    monkeypatch.setattr(table_mod, "KERNEL_CHUNK", 7)
+    chunked = finished(plan, evaluate_table_partials(plan, as_table(rows)))
+    want = by_hand(plan, rows, reference.run)
+    assert rows_equal(whole, want) and rows_equal(chunked, want)

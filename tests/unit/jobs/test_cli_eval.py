@@ -107,7 +107,7 @@ def test_bad_event_file_is_a_clear_error(tmp_path: Path, fig24, capsys) -> None:
     events.write_text("type,ts,attr\nA,1,5\nB,not-a-time,\n")
     assert main(["eval", str(workload), "--events", str(events)]) == 2
     err = capsys.readouterr().err
-    assert "bad.csv" in err and "row 2" in err and "not-a-time" in err
+    assert "bad.csv: line 3: column 'ts'" in err and "not-a-time" in err
 
 
 def test_overflow_is_marked_not_wrapped(tmp_path: Path, capsys) -> None:

@@ -1,0 +1,377 @@
+"""Event files (CSV, JSON lines, Parquet) read into one typed Arrow table.
+
+``read_event_table(path, stream_schema)`` is ``trendlake eval``'s front door:
+pyarrow reads the file (CSV as RFC 4180 — quoted fields may hold the
+delimiter, doubled quotes and line breaks; a UTF-8 byte order mark is
+skipped), and every column is typed by the typing rules ingest uses
+(``trendlake.schemas.types``):
+
+- with a stream schema, its ``type_column``/``time_column`` are read as the
+  event type and time (in the schema's ``time_unit``), each declared attribute
+  is cast to its declared type (an attribute a type does not carry is NULL for
+  that type, as in bronze) and undeclared columns are dropped;
+- without one, ``type``/``ts`` are the type and time (epoch seconds or
+  ISO-8601), and a column whose present values all are integers becomes
+  ``int64``, one whose values all are decimal numbers ``float64``, any other
+  stays text.
+
+The result has ``type`` (string), ``ts`` (int64 µs UTC), optionally ``seq``,
+and the attribute columns, in file order: what
+``engine.table.evaluate_table_partials`` takes. A value that does not fit is
+an ``EventFileError`` naming the file, the line (row for Parquet) and the
+column; no row becomes a Python object on the way.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from trendlake.engine.columns import RESERVED
+from trendlake.engine.errors import EventFileError
+from trendlake.schemas import types
+
+FORMATS = {".csv": "csv", ".txt": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json", ".parquet": "parquet"}
+CSV_BLOCK_SIZE = 16 << 20  # a CSV record (one event) may be up to this long
+
+__all__ = ["FORMATS", "read_event_table"]
+
+
+def read_event_table(path: str | Path, stream_schema: dict[str, Any] | None = None) -> Any:
+    """The events of a CSV, JSON-lines or Parquet file as a typed pyarrow Table (see module doc)."""
+    path = Path(path)
+    if not path.exists():
+        raise EventFileError(f"{path}: no such file")
+    if path.is_dir():
+        raise EventFileError(f"{path}: is a directory, not an event file")
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise EventFileError(f"{path}: unknown event file format {path.suffix!r} (use .csv, .jsonl or .parquet)")
+    # the raw table is referenced by ``_typed`` alone, which drops each column once typed
+    if fmt == "csv":
+        return _typed(_read_csv(path), stream_schema, _CsvLines(path))
+    if fmt == "json":
+        return _typed(_read_json(path), stream_schema, _JsonLines(path))
+    return _typed(_read_parquet(path), stream_schema, _ParquetRows(path))
+
+
+# ---------------------------------------------------------------------- reading
+
+
+def _read_csv(path: Path) -> Any:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    header = _csv_header(path)
+    invalid: list[Any] = []
+
+    def on_invalid(row: Any) -> str:
+        invalid.append(row)
+        return "skip"
+
+    try:
+        table = pcsv.read_csv(
+            path,
+            read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_SIZE, use_threads=True),
+            parse_options=pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid),
+            convert_options=pcsv.ConvertOptions(
+                column_types={name: pa.string() for name in header},
+                null_values=[""],
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+            ),
+        )
+    except pa.ArrowInvalid as err:
+        raise EventFileError(f"{path}: not a readable CSV file: {_first_line(err)}") from None
+    except UnicodeDecodeError as err:
+        raise EventFileError(f"{path}: not UTF-8 text ({err.reason})") from None
+    if invalid:
+        row = min(invalid, key=lambda r: r.number if r.number is not None else sys.maxsize)
+        line = f"line {row.number}" if row.number is not None else _line_with_fields_other_than(path, len(header))
+        raise EventFileError(
+            f"{path}: {line}: {row.actual_columns} fields where the header has {row.expected_columns}"
+        )
+    return table
+
+
+def _line_with_fields_other_than(path: Path, count: int) -> str:
+    """'line N' of the first record without ``count`` fields (parallel reads do not number rows)."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh)
+            last = 0
+            for record in reader:
+                if record and len(record) != count:
+                    return f"line {last + 1}"
+                last = reader.line_num
+    except (csv.Error, UnicodeDecodeError):
+        pass
+    finally:
+        csv.field_size_limit(limit)
+    return "a row"
+
+
+def _csv_header(path: Path) -> list[str]:
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except UnicodeDecodeError as err:
+        raise EventFileError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except csv.Error as err:
+        raise EventFileError(f"{path}: line 1: unreadable CSV header ({err})") from None
+    if not header:
+        raise EventFileError(f"{path}: empty CSV file (a header line is required)")
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise EventFileError(f"{path}: line 1: column {name!r} appears twice in the header")
+        if name == "":
+            raise EventFileError(f"{path}: line 1: a column of the header has no name")
+        seen.add(name)
+    return header
+
+
+def _read_json(path: Path) -> Any:
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    try:
+        return pj.read_json(path, read_options=pj.ReadOptions(block_size=CSV_BLOCK_SIZE))
+    except pa.ArrowInvalid:
+        # mixed kinds in one column (a number here, text there) or a bad line: read the
+        # values as text line by line, which also finds the line a JSON error is on
+        return _read_json_as_text(path)
+
+
+def _read_json_as_text(path: Path) -> Any:
+    import pyarrow as pa
+
+    columns: dict[str, list[str | None]] = {}
+    count = 0
+    with path.open(encoding="utf-8", errors="strict") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise EventFileError(f"{path}: line {line_no}: not JSON: {err.msg}") from None
+            if not isinstance(row, dict):
+                raise EventFileError(f"{path}: line {line_no}: expected a JSON object per line")
+            for key, value in row.items():
+                col = columns.setdefault(key, [None] * count)
+                if isinstance(value, (dict, list)):
+                    what = "a JSON object" if isinstance(value, dict) else "a JSON list"
+                    raise EventFileError(f"{path}: line {line_no}: column '{key}': {what} where a single value belongs")
+                if value is None:
+                    col.append(None)
+                elif isinstance(value, str):
+                    col.append(value)
+                else:
+                    col.append(json.dumps(value, separators=(",", ":")))
+            count += 1
+            for col in columns.values():
+                if len(col) < count:
+                    col.append(None)
+    return pa.table({k: pa.array(v, pa.string()) for k, v in columns.items()}) if columns else pa.table({})
+
+
+def _read_parquet(path: Path) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise EventFileError(f"{path}: not a readable Parquet file: {_first_line(err)}") from None
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+# ---------------------------------------------------------------------- where a row came from
+
+
+class _CsvLines:
+    """Row index -> 'line N' of a CSV file (blank lines skipped, quoted line breaks counted)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self, row: int) -> str:
+        limit = csv.field_size_limit()
+        csv.field_size_limit(sys.maxsize)
+        try:
+            with self.path.open(encoding="utf-8-sig", newline="") as fh:
+                reader = csv.reader(fh)
+                next(reader, None)
+                index, last = -1, reader.line_num
+                for record in reader:
+                    if record:
+                        index += 1
+                        if index == row:
+                            return f"{self.path}: line {last + 1}"
+                    last = reader.line_num
+        except (csv.Error, UnicodeDecodeError):
+            pass
+        finally:
+            csv.field_size_limit(limit)
+        return f"{self.path}: record {row + 1}"
+
+
+class _JsonLines:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self, row: int) -> str:
+        with self.path.open(encoding="utf-8", errors="replace") as fh:
+            index = -1
+            for line_no, line in enumerate(fh, start=1):
+                if line.strip():
+                    index += 1
+                    if index == row:
+                        return f"{self.path}: line {line_no}"
+        return f"{self.path}: record {row + 1}"
+
+
+class _ParquetRows:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self, row: int) -> str:
+        return f"{self.path}: row {row + 1}"
+
+
+# ---------------------------------------------------------------------- typing
+
+
+def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str]) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    type_col = schema.get("type_column", "type") if schema else "type"
+    time_col = schema.get("time_column", "ts") if schema else "ts"
+    unit = types.check_time_unit(schema.get("time_unit") if schema else None)
+    path = getattr(where, "path", "<events>")
+    missing = [c for c in (type_col, time_col) if c not in raw.column_names]
+    if missing:
+        raise EventFileError(f"{path}: no column {' or '.join(repr(c) for c in missing)} "
+                             f"(the event type and time columns)")
+    n = raw.num_rows
+
+    etype = types.as_text(raw.column(type_col))
+    if not pa.types.is_string(etype.type):
+        etype = etype.cast(pa.string())
+    empty = ~types._np_bool(etype.is_valid())
+    if empty.any():
+        raise EventFileError(f"{where(int(np.flatnonzero(empty)[0]))}: column '{type_col}': empty event type")
+
+    _refuse_nested(raw, time_col, where)
+    ts = types.parse_time(raw.column(time_col), unit, time_col)
+    _raise_bad(ts, where, time_col)
+    if ts.values.null_count:
+        first = int(np.flatnonzero(~types._np_bool(ts.values.is_valid()))[0])
+        raise EventFileError(f"{where(first)}: column '{time_col}': missing timestamp")
+
+    columns: dict[str, Any] = {"type": etype, "ts": ts.values}
+    del ts  # its reasons hold the raw text
+    raw = raw.drop_columns([time_col])
+    if "seq" in raw.column_names and schema is None:
+        seq = types.cast_column(raw.column("seq"), "long", "seq")
+        _raise_bad(seq, where, "seq")
+        if seq.values.null_count == 0:
+            columns["seq"] = seq.values
+    if schema is not None:
+        for name, spec in schema.get("attributes", {}).items():
+            if name not in raw.column_names:
+                continue
+            _refuse_nested(raw, name, where)
+            col = types.cast_column(raw.column(name), spec["type"], name)
+            carried = spec.get("types", "*")
+            if carried != "*":
+                carries = types._np_bool(pc.is_in(etype, pa.array(list(carried), pa.string())))
+                col.bad &= carries
+                values = pc.if_else(pa.array(carries), col.values, pa.scalar(None, col.values.type))
+            else:
+                values = col.values
+            _raise_bad(col, where, name)
+            columns[name] = values
+            raw = raw.drop_columns([name])
+    else:
+        for name in raw.column_names:
+            if name in RESERVED or name in (type_col, time_col):
+                continue
+            _refuse_nested(raw, name, where)
+            columns[name] = _inferred(raw.column(name), name, where)
+            raw = raw.drop_columns([name])
+    del raw
+    table = pa.table(columns) if n else pa.table({k: v.slice(0, 0) for k, v in columns.items()})
+    pa.default_memory_pool().release_unused()  # the raw text's memory back to the system
+    return table
+
+
+def _raise_bad(typed: types.Typed, where: Callable[[int], str], column: str) -> None:
+    first = typed.first_bad()
+    if first is not None:
+        raise EventFileError(f"{where(first)}: column '{column}': {typed.reason_of(first)}")
+
+
+def _refuse_nested(raw: Any, name: str, where: Callable[[int], str]) -> None:
+    import pyarrow as pa
+
+    col = raw.column(name)
+    kind = col.type
+    if pa.types.is_struct(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_map(kind):
+        valid = types._np_bool(col.is_valid())
+        hits = np.flatnonzero(valid)
+        what = "a JSON object" if pa.types.is_struct(kind) or pa.types.is_map(kind) else "a list"
+        at = where(int(hits[0])) if len(hits) else str(getattr(where, "path", "<events>"))
+        raise EventFileError(f"{at}: column '{name}': {what} where a single value belongs")
+
+
+def _inferred(col: Any, name: str, where: Callable[[int], str]) -> Any:
+    """Without a schema: all-integer columns become int64, all-number columns float64."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = types._combined(col)
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    kind = col.type
+    if pa.types.is_integer(kind):
+        return types.cast_column(col, "long", name).values
+    if pa.types.is_floating(kind):
+        return col.cast(pa.float64())  # NaN reads as missing, as in every other column
+    if pa.types.is_boolean(kind) or pa.types.is_null(kind):
+        return col
+    if pa.types.is_decimal(kind):
+        return (types.cast_column(col, "long", name) if kind.scale == 0 else types.cast_column(col, "double", name)).values
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_time(kind):
+        return pc.cast(col, pa.string())
+    text = types.as_text(col)
+    for kind_name in ("long", "double"):
+        typed = types.cast_column(text, kind_name, name)
+        if not typed.bad.any():
+            return typed.values
+    # numbers and text in one column: a comparison with a number would silently be false
+    # for every value, so say so instead of guessing
+    present = types._np_bool(text.is_valid())
+    numbers = present & ~typed.bad
+    if numbers.any():
+        first_text = int(np.flatnonzero(typed.bad)[0])
+        first_number = int(np.flatnonzero(numbers)[0])
+        raise EventFileError(
+            f"{where(first_text)}: column '{name}': {text[first_text].as_py()!r} is not a number, but "
+            f"{where(first_number).rsplit(': ', 1)[-1]} holds {text[first_number].as_py()!r}: "
+            f"declare the column's type in a stream schema (--stream)"
+        )
+    return text

@@ -1,0 +1,544 @@
+"""How raw event values become typed values: the one set of typing rules.
+
+Ingest (Spark, ``jobs/ingest.py``) and ``trendlake eval`` (Arrow) both read
+raw values as *text* and type them by these rules; this module is their
+definition (as patterns and constants the Spark side reuses) and the Arrow
+implementation. It imports neither Spark nor pandas.
+
+Attributes (``long``, ``double``, ``string``, ``boolean``):
+
+- A missing value (null, or empty text) is missing, for every kind.
+- "Trimmed" removes ASCII blanks (space, tab, CR, LF, VT, FF) at both ends.
+- ``long``: the trimmed text is an integer (``[+-]digits``) within 64 bits, or
+  a decimal number (``DECIMAL``) whose value is integral (``3.0``, ``1e3``)
+  and below 2**63 in magnitude. ``3.5``, ``abc``, ``nan`` do not fit.
+- ``double``: the trimmed text matches ``DECIMAL`` (no ``nan``, ``inf``,
+  ``1_000``, ``0x10`` or ``1d``) and the value is finite.
+- ``boolean``: the trimmed text, in any case, is one of ``TRUE_WORDS`` or
+  ``FALSE_WORDS``.
+- ``string``: the text as it is.
+
+Times (the stream's ``time_column``):
+
+- Text matching ``DECIMAL`` is an epoch time in the stream's ``time_unit``
+  (``seconds`` by default, ``milliseconds`` or ``microseconds``); integer text
+  converts exactly, other numbers are rounded half away from zero to a
+  microsecond.
+- Other text must be ISO-8601 (``ISO_TIME``): ``YYYY-MM-DD``, optionally
+  ``T`` or a space and ``HH:MM[:SS[.fraction]]`` (fraction digits beyond the
+  sixth are cut), optionally ``Z`` or ``±HH:MM``; without an offset it is UTC.
+- Arrow timestamps of any unit are taken as they are (naive ones as UTC);
+  Arrow numbers are epoch times in the declared unit.
+- Every time must lie in ``[1900-01-01, 2300-01-01)`` UTC. Outside, the
+  reason says which year the value would be and, for a number, which unit
+  would make it plausible (``ts 1767607380000 is year 57983 as seconds:
+  looks like epoch milliseconds; declare "time_unit": "milliseconds"``).
+
+Times are stored as microseconds since the Unix epoch, UTC.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+KINDS = ("long", "double", "string", "boolean")
+TIME_UNITS: dict[str, int] = {"seconds": 1_000_000, "milliseconds": 1_000, "microseconds": 1}
+DEFAULT_TIME_UNIT = "seconds"
+
+INTEGER = r"^[+-]?[0-9]+$"
+DECIMAL = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+ISO_TIME = (
+    r"^([0-9]{4})-([0-9]{2})-([0-9]{2})"
+    r"(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?)?"
+    r"(Z|z|[+-][0-9]{2}:[0-9]{2})?$"
+)
+TRUE_WORDS = ("true", "t", "yes", "y", "1")
+FALSE_WORDS = ("false", "f", "no", "n", "0")
+
+MIN_YEAR, MAX_YEAR = 1900, 2299  # inclusive
+MIN_US = -2_208_988_800 * 1_000_000  # 1900-01-01T00:00:00Z
+MAX_US = 10_413_792_000 * 1_000_000  # 2300-01-01T00:00:00Z (exclusive)
+LONG_LIMIT = 9.2e18  # |double| below this converts to a long exactly when integral
+SECONDS_PER_YEAR = 31_556_952.0  # mean Gregorian year, for the year shown in a reason
+MAX_OFFSET_MINUTES = 18 * 60
+
+
+class TypingError(ValueError):
+    """A raw value does not fit the typing rules (the message is the reason)."""
+
+
+def check_time_unit(unit: str | None) -> str:
+    """The stream schema's ``time_unit`` (default seconds); unknown units are refused."""
+    unit = DEFAULT_TIME_UNIT if unit is None else unit
+    if unit not in TIME_UNITS:
+        raise TypingError(f"unknown time_unit {unit!r} (use {', '.join(TIME_UNITS)})")
+    return unit
+
+
+def approximate_year(us: float) -> int:
+    """The year of a (possibly huge) microsecond time, as reasons show it."""
+    return math.floor(us / 1_000_000.0 / SECONDS_PER_YEAR + 1970.0)
+
+
+def implausible_number_reason(name: str, raw: str, number: float, unit: str) -> str:
+    """Why the epoch number ``raw`` (as ``number``) is out of range in ``unit``."""
+    factor = TIME_UNITS[unit]
+    year = approximate_year(number * factor)
+    head = f"{name} {raw} is year {year} as {unit}"
+    for other, f in (*TIME_UNITS.items(), ("nanoseconds", 0.001)):
+        if other != unit and MIN_US <= number * f < MAX_US:
+            if other == "nanoseconds":
+                return f"{head}: looks like epoch nanoseconds; convert to microseconds"
+            return f'{head}: looks like epoch {other}; declare "time_unit": "{other}"'
+    return f"{head}, outside {MIN_YEAR}..{MAX_YEAR}"
+
+
+def implausible_iso_reason(name: str, raw: str, year: int) -> str:
+    return f"{name} '{raw}' is year {year}, outside {MIN_YEAR}..{MAX_YEAR}"
+
+
+# ---------------------------------------------------------------------- Arrow implementation
+
+
+@dataclass
+class Typed:
+    """A typed column: ``values`` (null where missing or bad), ``bad`` (a present value that
+    does not fit), and the reason of each bad row on demand."""
+
+    values: Any
+    bad: np.ndarray
+    reason_of: Callable[[int], str]
+
+    def first_bad(self) -> int | None:
+        hits = np.flatnonzero(self.bad)
+        return int(hits[0]) if len(hits) else None
+
+
+def _np_bool(arr: Any) -> np.ndarray:
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return np.asarray(arr.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _combined(arr: Any) -> Any:
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        return arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    return arr
+
+
+def as_text(arr: Any) -> Any:
+    """A column as text the way the rules see it: strings as they are, empty text as null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = _combined(arr)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.string())
+    if pa.types.is_floating(arr.type):
+        # text of a float as ingest's Spark cast shows it: NaN and infinities as words
+        arr = pc.if_else(pc.is_nan(arr), pa.scalar("NaN"), pc.cast(arr, pa.string()))
+    elif not pa.types.is_string(arr.type):
+        arr = pc.cast(arr, pa.string())
+    if _has_empty(arr):
+        arr = pc.if_else(pc.equal(arr, ""), pa.scalar(None, pa.string()), arr)
+    return arr
+
+
+def _has_empty(arr: Any) -> bool:
+    import pyarrow.compute as pc
+
+    return bool(pc.any(pc.equal(pc.utf8_length(arr), 0)).as_py())
+
+
+def _raw_at(arr: Any, i: int) -> str:
+    value = arr[i].as_py()
+    return "" if value is None else str(value)
+
+
+def cast_column(arr: Any, kind: str, name: str) -> Typed:
+    """Type a raw column (text, or Arrow numbers/booleans read from Parquet/JSON) as ``kind``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if kind not in KINDS:
+        raise TypingError(f"attribute {name!r}: unknown type {kind!r} ({', '.join(KINDS)})")
+    arr = _combined(arr)
+    n = len(arr)
+    # fast paths: Arrow values that already are of the kind
+    if kind == "long" and pa.types.is_integer(arr.type):
+        if pa.types.is_uint64(arr.type):
+            big = _np_bool(pc.greater(arr, 2**63 - 1))
+            values = pc.if_else(pa.array(big), pa.scalar(None, pa.uint64()), arr).cast(pa.int64())
+            return Typed(values, big, lambda i: f"attribute '{name}' is not a long: '{_raw_at(arr, i)}'")
+        return Typed(arr.cast(pa.int64()), np.zeros(n, dtype=bool), _no_reason)
+    if kind == "double" and (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
+        values = arr.cast(pa.float64())
+        bad = ~_np_bool(pc.is_finite(values)) & _np_bool(values.is_valid())
+        if bad.any():
+            values = pc.if_else(pa.array(bad), pa.scalar(None, pa.float64()), values)
+        return Typed(values, bad, lambda i: f"attribute '{name}' is not a double: '{_raw_at(as_text(arr), i)}'")
+    if kind == "boolean" and pa.types.is_boolean(arr.type):
+        return Typed(arr, np.zeros(n, dtype=bool), _no_reason)
+    if kind == "string" and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return Typed(as_text(arr), np.zeros(n, dtype=bool), _no_reason)
+
+    text = as_text(arr)
+    if kind == "string":
+        return Typed(text, np.zeros(n, dtype=bool), _no_reason)
+    if kind in ("long", "double"):
+        fast = _plain_integers(text, kind)
+        if fast is not None:
+            return Typed(fast, np.zeros(n, dtype=bool), _no_reason)
+    present = _np_bool(text.is_valid())
+    trimmed = pc.ascii_trim_whitespace(text)
+    if kind == "boolean":
+        lower = pc.utf8_lower(trimmed)
+        is_true = _np_bool(pc.is_in(lower, pa.array(TRUE_WORDS)))
+        is_false = _np_bool(pc.is_in(lower, pa.array(FALSE_WORDS)))
+        ok = is_true | is_false
+        values = pa.array(is_true, mask=~ok)
+    else:
+        values, ok = _numbers(trimmed, kind)
+    bad = present & ~ok
+
+    def reason(i: int) -> str:
+        return f"attribute '{name}' is not a {kind}: '{_raw_at(text, i)}'"
+
+    return Typed(values, bad, reason)
+
+
+def _plain_integers(text: Any, kind: str) -> Any | None:
+    """Fast path: when every present value is ``[-]digits`` (the common case), the column
+    converted by Arrow's own cast; None when the full rules are needed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(text) == 0 or text.null_count == len(text):
+        return None
+    plain = pc.ascii_is_decimal(text)
+    if not pc.all(plain).as_py():
+        negative = pc.starts_with(text, "-")
+        body = pc.if_else(negative, pc.utf8_slice_codeunits(text, 1), text)
+        if not pc.all(pc.ascii_is_decimal(body)).as_py():
+            return None
+    try:
+        longs = pc.cast(text, pa.int64())
+    except (pa.ArrowInvalid, OverflowError):
+        return None  # beyond 64 bits: the full rules decide
+    return longs if kind == "long" else pc.cast(longs, pa.float64()) if _exact_doubles(longs) else None
+
+
+def _exact_doubles(longs: Any) -> bool:
+    import pyarrow.compute as pc
+
+    top = pc.max(pc.abs(longs)).as_py()
+    return top is None or top <= 2**53
+
+
+def _no_reason(i: int) -> str:
+    raise AssertionError("no bad value")
+
+
+def _numbers(trimmed: Any, kind: str) -> tuple[Any, np.ndarray]:
+    """``long`` or ``double`` values of trimmed text, and where they fit."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(trimmed)
+    decimal = _np_bool(pc.match_substring_regex(trimmed, DECIMAL))
+    doubles = np.full(n, np.nan)
+    if decimal.any():
+        picked = pc.filter(trimmed, pa.array(decimal))
+        doubles[decimal] = np.asarray(pc.cast(picked, pa.float64()).to_numpy(zero_copy_only=False))
+    finite = decimal & np.isfinite(doubles)
+    if kind == "double":
+        return pa.array(np.where(finite, doubles, 0.0), mask=~finite), finite
+    integer = _np_bool(pc.match_substring_regex(trimmed, INTEGER))
+    longs = np.zeros(n, dtype=np.int64)
+    ok = np.zeros(n, dtype=bool)
+    if integer.any():
+        as_int = _int64_or_null(pc.filter(trimmed, pa.array(integer)))
+        valid = _np_bool(as_int.is_valid())
+        where = np.flatnonzero(integer)
+        longs[where[valid]] = np.asarray(pc.fill_null(as_int, 0).to_numpy(zero_copy_only=False))[valid]
+        ok[where[valid]] = True
+    with np.errstate(invalid="ignore"):
+        integral = ~integer & finite & (doubles == np.floor(doubles)) & (np.abs(doubles) < LONG_LIMIT)
+    if integral.any():
+        longs[integral] = doubles[integral].astype(np.int64)
+        ok |= integral
+    return pa.array(longs, mask=~ok), ok
+
+
+def _int64_or_null(text: Any) -> Any:
+    """Integer text as int64, null where it does not fit in 64 bits."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        return pc.cast(text, pa.int64())
+    except (pa.ArrowInvalid, OverflowError):
+        digits = pc.utf8_ltrim(pc.utf8_ltrim(text, "+"), "0")  # "+0005" -> "5"
+        long_enough = _np_bool(pc.greater_equal(pc.utf8_length(digits), 19))
+        out = []
+        for i, value in enumerate(text.to_pylist()):
+            if long_enough[i]:
+                v = int(value)
+                out.append(v if -(2**63) <= v < 2**63 else None)
+            else:
+                out.append(int(value))
+        return pa.array(out, pa.int64())
+
+
+def _days_from_civil(y: np.ndarray, m: np.ndarray, d: np.ndarray) -> np.ndarray:
+    y = y - (m <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * np.where(m > 2, m - 3, m + 9) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+_DAYS_IN_MONTH = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+
+
+def parse_time(arr: Any, unit: str = DEFAULT_TIME_UNIT, name: str = "ts") -> Typed:
+    """Times of a raw column as µs since the epoch (int64), by the rules above.
+
+    Missing values (null or blank text) are null and not bad: the caller decides
+    (ingest's reason ``missing timestamp``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    unit = check_time_unit(unit)
+    arr = _combined(arr)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    n = len(arr)
+    us = np.zeros(n, dtype=np.int64)
+    ok = np.zeros(n, dtype=bool)
+    reasons: dict[int, str] = {}
+    if pa.types.is_timestamp(arr.type):
+        raw = pc.cast(arr, pa.int64())
+        per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[arr.type.unit]
+        valid = _np_bool(raw.is_valid())
+        ints = np.asarray(pc.fill_null(raw, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        if per_second >= 1_000_000:
+            us = ints // (per_second // 1_000_000)
+        else:
+            with np.errstate(over="ignore"):
+                us = ints * (1_000_000 // per_second)
+            us[np.abs(ints) > (2**62) // (1_000_000 // per_second)] = MAX_US
+        ok = valid.copy()
+        present = valid
+        _range_check(us, ok, reasons, lambda i: _iso_range_reason(name, arr, i, us))
+        return _timed(us, ok, present, reasons, name, arr)
+    if pa.types.is_integer(arr.type) and not pa.types.is_uint64(arr.type):
+        # fast path, exact and without temporaries: every value within range
+        factor = TIME_UNITS[unit]
+        lowest, highest = pc.min_max(arr).values()
+        lo_ok = -(-MIN_US // factor)  # the smallest integer whose time is >= MIN_US
+        hi_ok = -(-MAX_US // factor)  # the smallest integer whose time is >= MAX_US
+        if lowest.as_py() is None or (lo_ok <= lowest.as_py() and highest.as_py() < hi_ok):
+            us_arr = pc.multiply(arr.cast(pa.int64()), pa.scalar(factor, pa.int64()))
+            none = np.zeros(n, dtype=bool)
+            return Typed(us_arr, none, _no_reason)
+    if pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
+        present = _np_bool(arr.is_valid())
+        if pa.types.is_floating(arr.type):
+            values = np.asarray(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
+            finite = present & np.isfinite(values)
+            _numeric_times(values, None, finite, unit, name, us, ok, reasons, lambda i: _float_text(values[i]))
+        else:
+            ints = np.asarray(pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False))
+            values = ints.astype(np.float64)
+            _numeric_times(values, ints, present.copy(), unit, name, us, ok, reasons, lambda i: str(ints[i]))
+        return _timed(us, ok, present, reasons, name, arr)
+
+    text = as_text(arr)
+    fast = _plain_integers(text, "long")
+    if fast is not None:
+        return parse_time(fast, unit, name)
+    trimmed = pc.ascii_trim_whitespace(text)
+    present = _np_bool(pc.not_equal(trimmed, ""))
+    decimal = present & _np_bool(pc.match_substring_regex(trimmed, DECIMAL))
+    if decimal.any():
+        values = np.full(n, np.nan)
+        picked = pc.filter(trimmed, pa.array(decimal))
+        values[decimal] = np.asarray(pc.cast(picked, pa.float64()).to_numpy(zero_copy_only=False))
+        integer = decimal & _np_bool(pc.match_substring_regex(trimmed, INTEGER))
+        ints = None
+        if integer.any():
+            ints = np.zeros(n, dtype=np.int64)
+            small = integer & (np.abs(values) < 2**62)
+            if small.any():
+                got = pc.cast(pc.filter(trimmed, pa.array(small)), pa.int64())
+                ints[small] = np.asarray(got.to_numpy(zero_copy_only=False))
+            exact = np.zeros(n, dtype=bool)
+            exact[small] = True
+        finite = decimal & np.isfinite(values)
+        _numeric_times(values, ints if ints is not None else None, finite, unit, name, us, ok, reasons,
+                       lambda i: _raw_at(trimmed, i), exact if ints is not None else None)
+    iso = present & ~decimal
+    if iso.any():
+        _iso_times(trimmed, iso, name, us, ok, reasons)
+    return _timed(us, ok, present, reasons, name, text)
+
+
+def _float_text(value: float) -> str:
+    return repr(float(value))
+
+
+def _numeric_times(
+    values: np.ndarray, ints: np.ndarray | None, finite: np.ndarray, unit: str, name: str,
+    us: np.ndarray, ok: np.ndarray, reasons: dict[int, str], raw: Callable[[int], str],
+    exact: np.ndarray | None = None,
+) -> None:
+    factor = TIME_UNITS[unit]
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = values * factor
+        inside = finite & (scaled >= MIN_US) & (scaled < MAX_US)
+    for i in np.flatnonzero(finite & ~inside)[:1000].tolist():
+        reasons[i] = implausible_number_reason(name, raw(i), float(values[i]), unit)
+    if ints is not None:
+        use_int = inside if exact is None else inside & exact
+        us[use_int] = ints[use_int] * factor
+    else:
+        use_int = np.zeros(len(values), dtype=bool)
+    rounded = inside & ~use_int
+    if rounded.any():
+        x = scaled[rounded]
+        whole = np.trunc(x)
+        frac = x - whole
+        us[rounded] = (whole + np.where(np.abs(frac) >= 0.5, np.sign(x), 0.0)).astype(np.int64)
+    ok |= inside
+
+
+def _iso_times(
+    trimmed: Any, which: np.ndarray, name: str, us: np.ndarray, ok: np.ndarray, reasons: dict[int, str]
+) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    idx = np.flatnonzero(which)
+    picked = pc.take(trimmed, pa.array(idx))
+    pattern = ISO_TIME.replace("([0-9]{4})", "(?P<y>[0-9]{4})", 1)
+    for group in ("mo", "d", "h", "mi", "s"):
+        pattern = pattern.replace("([0-9]{2})", f"(?P<{group}>[0-9]{{2}})", 1)
+    pattern = pattern.replace("([0-9]{1,9})", "(?P<f>[0-9]{1,9})", 1)
+    pattern = pattern.replace("(Z|z|", "(?P<z>Z|z|", 1)
+    parts = pc.extract_regex(picked, pattern)
+    matched = _np_bool(parts.is_valid())
+
+    def field(key: str) -> np.ndarray:
+        col = pc.struct_field(parts, key)
+        col = pc.if_else(pc.equal(col, ""), pa.scalar("0"), col)
+        return np.asarray(pc.cast(pc.fill_null(col, "0"), pa.int64()).to_numpy(zero_copy_only=False))
+
+    y, mo, d, h, mi, s = (field(k) for k in ("y", "mo", "d", "h", "mi", "s"))
+    frac_text = pc.fill_null(pc.struct_field(parts, "f"), "")
+    frac_text = pc.utf8_slice_codeunits(pc.binary_join_element_wise(frac_text, "000000", ""), 0, 6)
+    frac = np.asarray(pc.cast(frac_text, pa.int64()).to_numpy(zero_copy_only=False))
+    zone = pc.fill_null(pc.struct_field(parts, "z"), "")
+    sign = np.where(_np_bool(pc.starts_with(zone, "-")), -1, 1)
+    has_offset = _np_bool(pc.greater(pc.utf8_length(zone), 1))
+    oh = np.where(has_offset, _slice_int(zone, 1, 3), 0)
+    om = np.where(has_offset, _slice_int(zone, 4, 6), 0)
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    dim = _DAYS_IN_MONTH[np.clip(mo, 0, 12)] + ((mo == 2) & leap)
+    valid = (
+        matched & (mo >= 1) & (mo <= 12) & (d >= 1) & (d <= dim) & (h < 24) & (mi < 60) & (s < 60)
+        & (om < 60) & (oh * 60 + om <= MAX_OFFSET_MINUTES)
+    )
+    days = _days_from_civil(y, np.clip(mo, 1, 12), d)
+    seconds = days * 86_400 + h * 3_600 + mi * 60 + s - sign * (oh * 3_600 + om * 60)
+    value = seconds * 1_000_000 + frac
+    inside = valid & (value >= MIN_US) & (value < MAX_US)
+    us[idx[inside]] = value[inside]
+    ok[idx[inside]] = True
+    for j in np.flatnonzero(valid & ~inside)[:1000].tolist():
+        reasons[int(idx[j])] = implausible_iso_reason(name, _raw_at(picked, j), _utc_year(int(value[j])))
+
+
+def _slice_int(text: Any, start: int, stop: int) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    part = pc.utf8_slice_codeunits(text, start, stop)
+    part = pc.if_else(pc.match_substring_regex(part, "^[0-9]+$"), part, pa.scalar("0"))
+    return np.asarray(pc.cast(part, pa.int64()).to_numpy(zero_copy_only=False))
+
+
+def _utc_year(us: int) -> int:
+    """Civil year of a µs time (proleptic Gregorian)."""
+    days = us // 86_400_000_000
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    month = mp + 3 if mp < 10 else mp - 9
+    return int(yoe + era * 400 + (month <= 2))
+
+
+def _iso_range_reason(name: str, arr: Any, i: int, us: np.ndarray) -> str:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        shown = pc.cast(arr.slice(i, 1), pa.string())[0].as_py()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        shown = f"{arr.slice(i, 1).cast(pa.int64())[0].as_py()} {arr.type.unit} since 1970"
+    return implausible_iso_reason(name, shown, _utc_year(int(us[i])))
+
+
+def _range_check(us: np.ndarray, ok: np.ndarray, reasons: dict[int, str], reason: Callable[[int], str]) -> None:
+    outside = ok & ((us < MIN_US) | (us >= MAX_US))
+    for i in np.flatnonzero(outside)[:1000].tolist():
+        reasons[i] = reason(i)
+    ok &= ~outside
+
+
+def _timed(us: np.ndarray, ok: np.ndarray, present: np.ndarray, reasons: dict[int, str], name: str, raw: Any) -> Typed:
+    import pyarrow as pa
+
+    bad = present & ~ok
+
+    def reason(i: int) -> str:
+        if i in reasons:
+            return reasons[i]
+        return f"unparseable timestamp '{_raw_at(raw, i)}'"
+
+    return Typed(pa.array(us, mask=~ok), bad, reason)
+
+
+def cast_value(value: Any, kind: str) -> Any:
+    """One value by the rules (for tests and messages); raises ``TypingError`` with the reason."""
+    import pyarrow as pa
+
+    typed = cast_column(pa.array([value]), kind, "value")
+    if typed.bad[0]:
+        raise TypingError(typed.reason_of(0))
+    return typed.values[0].as_py()
+
+
+def parse_time_value(value: Any, unit: str = DEFAULT_TIME_UNIT, name: str = "ts") -> int | None:
+    """One time by the rules, in µs (None when missing); raises ``TypingError`` with the reason."""
+    import pyarrow as pa
+
+    typed = parse_time(pa.array([value]), unit, name)
+    if typed.bad[0]:
+        raise TypingError(typed.reason_of(0))
+    return typed.values[0].as_py()
