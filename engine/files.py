@@ -268,6 +268,7 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
                              f"(the event type and time columns)")
     n = raw.num_rows
 
+    _refuse_nested(raw, type_col, where)
     etype = types.as_text(raw.column(type_col))
     if not pa.types.is_string(etype.type):
         etype = etype.cast(pa.string())
