@@ -94,11 +94,12 @@ pattern-grained queries on ``_run_pattern``. Type-grained partitions of fewer
 than ``SMALL_PARTITION`` events also use ``_Coarse``: there the kernel's fixed
 numpy cost would dominate.
 
-**Exactness.** Counts are Python ints; a count above ``CAP`` saturates to NaN
-(``engine.results.sat``, sticky), sums beyond ``CAP**2`` likewise (as in
-GRETA), and ``0 * overflow`` stays 0. A window whose state saturated
-completely (every value NaN, no MIN/MAX) cannot change any more; the kernel
-skips the rest of its events (``SKIP_SATURATED``).
+**Exactness.** Counts and integer sums are Python ints kept exact however
+large (as in GRETA); the OVERFLOW rule is applied at output
+(``engine.results.finalize``), so AVG is the exact sum over the exact count.
+A float sum whose product leaves the float range is NaN (sticky). A window
+whose state is all NaN (no MIN/MAX) cannot change any more; the kernel skips
+the rest of its events (``SKIP_SATURATED``).
 
 Entry points: :func:`run` (one time-ordered partition of ``Event`` objects,
 the engine's strategy interface) and :func:`run_columns` / :func:`run_table`
@@ -340,10 +341,10 @@ class _Layout:
         loop = self.selfloop[i]
         if loop:
             lines += [f"u = c{i} + s", "if u:"]
-            body = ["P = POW[k]", f"c{i} = u * P - s", f"if c{i} > CAP: c{i} = NAN"]
+            body = ["P = POW[k]", f"c{i} = u * P - s"]
         else:
             lines += ["if s:"]
-            body = [f"c{i} = c{i} + k * s", f"if c{i} > CAP: c{i} = NAN"]
+            body = [f"c{i} = c{i} + k * s"]
         for j, e in enumerate(self.cvars):
             sw = " + ".join(f"w{p}_{j}" for p in others) or "0"
             own = e == var
@@ -351,7 +352,7 @@ class _Layout:
                 expr = f"(w{i}_{j} + sw) * P - sw" + (" + k * HALF[k] * u" if own else "")
             else:
                 expr = f"w{i}_{j} + k * sw" + (" + k * s" if own else "")
-            body += [f"sw = {sw}", f"w{i}_{j} = {expr}", f"if w{i}_{j} > CAP: w{i}_{j} = NAN"]
+            body += [f"sw = {sw}", f"w{i}_{j} = {expr}"]
         for j, (e, attr) in enumerate(self.skeys):
             sz = " + ".join(f"z{p}_{j}" for p in others) or "0"
             own = e == var
@@ -359,12 +360,12 @@ class _Layout:
             if loop:
                 body += [f"sz = {sz}", f"t = (z{i}_{j} + sz) * P - sz"]
                 if own:
-                    body += [f"if s{a}_: t = t + HALF[k] * u * s{a}_"]
+                    body += [f"if s{a}_: t = t + _fmul(HALF[k] * u, s{a}_)"]
             else:
                 body += [f"sz = {sz}", f"t = z{i}_{j} + k * sz" if sz != "0" else f"t = z{i}_{j}"]
                 if own:
-                    body += [f"if s{a}_: t = t + s * s{a}_"]
-            body += [f"z{i}_{j} = t if -SB <= t <= SB else NAN"]
+                    body += [f"if s{a}_: t = t + _fmul(s, s{a}_)"]
+            body += [f"z{i}_{j} = t"]
         for prefix, keys, col, fn in (
             ("n", self.nkeys, "mn", "_mn"),
             ("x", self.xkeys, "mx", "_mx"),
@@ -391,6 +392,7 @@ class _Layout:
             "WR": WindowResult,
             "sat": sat,
             "_sum_sat": _sum_sat,
+            "_fmul": _fmul,
             "_mn": _mn,
             "_mx": _mx,
         }
@@ -475,7 +477,6 @@ class _Layout:
             "def result(st):",
             f"    {state} = st",
             f"    t = {total}",
-            "    if t > CAP: t = NAN",
             "    if not t: return None",
             "    counts = {"
             + ", ".join(
@@ -526,9 +527,16 @@ def _mx(a: Any, b: Any) -> Any:
 
 
 def _sum_sat(value: Any) -> Any:
-    if value > SUM_BOUND or value < -SUM_BOUND:
-        return NAN
+    """A state sum as kept: exact (the OVERFLOW rule is applied at output, engine.results)."""
     return value
+
+
+def _fmul(count: Any, value: Any) -> Any:
+    """``count * value``; NAN when a float value times a count leaves the float range."""
+    try:
+        return count * value
+    except OverflowError:
+        return NAN
 
 
 def _frozen(st: tuple) -> bool:

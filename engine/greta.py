@@ -69,23 +69,19 @@ from typing import Any
 
 from trendlake.engine.events import Event
 from trendlake.engine.query import ANY, CONTIGUOUS, NEXT, CompiledQuery, Transition
-from trendlake.engine.results import CAP, NAN, WindowResult, sat, scale
+from trendlake.engine.results import CAP, WindowResult, sat, scale
 
-# A partial sum of values whose magnitude passed this bound becomes NaN
-# (overflow). Counts saturate at CAP, which bounds sums over non-saturated
-# counts far below this; the bound only stops the unbounded growth of sums
-# propagated from events whose downstream trend counts saturated. A final sum
-# could only be misreported if partial sums beyond 10**76 cancelled each
-# other back below 10**38.
-SUM_BOUND = CAP * CAP
+# Counts and integer sums stay exact Python ints however large (the OVERFLOW
+# rule is applied at output by engine.results.finalize), so that AVG, the exact
+# sum over the exact count, is right when both pass the result columns' bound.
+SUM_BOUND = CAP * CAP  # kept for importers; no longer a saturation bound
 
 Agg = Any  # a number (COUNT(*) only) or a list laid out by _Algebra
 Aggs = dict[int, Agg]  # window index -> aggregate
 
 
 def _sum_sat(value: Any) -> Any:
-    if isinstance(value, int) and (value > SUM_BOUND or value < -SUM_BOUND):
-        return NAN
+    """A state sum as kept: exact (see engine.results)."""
     return value
 
 

@@ -2,15 +2,19 @@
 
 Strategies compute, per window, the number of trends and, for the query's
 aggregates, per-variable event counts, sums, minima and maxima over all
-trends. Counts are Python ints; a strategy may *saturate* a count that passed
-``CAP`` by replacing it with ``NAN`` (sticky under + and *), which finalize
-turns into ``OVERFLOW``. A result is therefore exact or marked, never wrong.
+trends. Counts and integer sums are Python ints kept *exact* in the state,
+however large; only ``finalize`` compares them with ``CAP`` (the bound of the
+result columns) and reports ``OVERFLOW``. AVG is the exact sum over the exact
+count, rounded once, so it is a number whenever the mean fits. A float sum
+that leaves the float range is ``NAN`` (sticky), reported as OVERFLOW.
+A result is therefore exact or marked, never wrong.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from trendlake.engine.query import CompiledQuery
@@ -40,15 +44,18 @@ OVERFLOW = _Overflow()
 
 
 def sat(count: int | float) -> int | float:
-    """A count, or NAN once it passed CAP (keeps big-int arithmetic bounded)."""
-    return count if count <= CAP else NAN
+    """A state count as kept: exact (the OVERFLOW rule is applied by ``finalize`` only)."""
+    return count
 
 
 def scale(value: int | float, count: int | float) -> int | float:
-    """``value * count`` for a sum contribution; 0 stays 0 even for an overflowed count."""
+    """``value * count`` for a sum contribution; 0 stays 0; a float product past the float range is NAN."""
     if value == 0 or count == 0:
         return 0
-    return value * count
+    try:
+        return value * count
+    except OverflowError:  # a float times an int beyond float range
+        return NAN
 
 
 @dataclass
@@ -63,8 +70,10 @@ class WindowResult:
 
 
 def _add(a: int | float, b: int | float) -> int | float:
-    total = a + b
-    return NAN if isinstance(total, int) and abs(total) > CAP else total
+    try:
+        return a + b
+    except OverflowError:  # a float plus an int beyond float range
+        return NAN
 
 
 def merge(into: WindowResult, other: WindowResult) -> WindowResult:
@@ -117,11 +126,25 @@ def from_state(state: dict[str, Any]) -> WindowResult:
 
 
 def _exact(value: int | float) -> Any:
-    if isinstance(value, float) and math.isnan(value):
+    if isinstance(value, float) and not math.isfinite(value):
         return OVERFLOW
     if abs(value) > CAP:
         return OVERFLOW
     return value
+
+
+def _mean(total: int | float, n: int | float) -> Any:
+    """The exact ``total / n`` rounded once to a float; None without events, OVERFLOW if not finite."""
+    if isinstance(n, float) and not math.isfinite(n):
+        return OVERFLOW
+    if n == 0:
+        return None
+    if isinstance(total, float) and not math.isfinite(total):
+        return OVERFLOW
+    try:
+        return float(Fraction(total) / Fraction(n))  # ints of any size; one rounding
+    except OverflowError:
+        return OVERFLOW
 
 
 def finalize(query: CompiledQuery, result: WindowResult) -> dict[str, Any]:
@@ -135,14 +158,7 @@ def finalize(query: CompiledQuery, result: WindowResult) -> dict[str, Any]:
         elif agg.fn == "sum":
             out[agg.name] = _exact(result.sums.get((agg.var, agg.attr), 0))
         elif agg.fn == "avg":
-            total = _exact(result.sums.get((agg.var, agg.attr), 0))
-            n = _exact(result.counts.get(agg.var, 0))
-            if n == 0:
-                out[agg.name] = None
-            elif total is OVERFLOW or n is OVERFLOW:
-                out[agg.name] = OVERFLOW
-            else:
-                out[agg.name] = total / n
+            out[agg.name] = _mean(result.sums.get((agg.var, agg.attr), 0), result.counts.get(agg.var, 0))
         elif agg.fn == "min":
             out[agg.name] = result.mins.get((agg.var, agg.attr))
         elif agg.fn == "max":
