@@ -1,7 +1,26 @@
-"""Reading a plan: format version, workload hash, and the compiled queries."""
+"""Reading a plan: format version, content hash, JSON Schema, semantic rules, workload hash; compiling its queries.
+
+Every plan that is *read* (a JSON file, or a dict checked against a
+workload hash: replay, ``eval --plan``) is validated before anything runs:
+
+1. ``format_version`` is the one this engine reads;
+2. ``content_hash`` equals the SHA-256 of the plan's canonical JSON without
+   ``plan_id`` and ``content_hash`` (``content_hash()``), so an edited plan is
+   refused;
+3. the plan matches ``schemas/plan.schema.json``;
+4. the semantic rules hold (``check_plan``): unique query names (also
+   ignoring case), slide no larger than the window, every variable that the
+   template, predicates and aggregates name exists, negation ids defined,
+   ``partition_by`` = ``group_by`` + ``equivalence``, panes dividing every
+   window and slide, and a ``plan_id`` that matches the workload hash,
+   planner and statistics;
+5. with ``workload_hash`` given, the plan was made for that workload.
+"""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +30,8 @@ from trendlake.engine.errors import EngineError
 from trendlake.engine.query import CompiledQuery, compile_query
 
 FORMAT_VERSION = 1
+SEMANTICS = ("skip-till-any-match", "skip-till-next-match", "contiguous")
+UNHASHED = ("plan_id", "content_hash")  # the fields the content hash does not cover
 
 
 class PlanError(EngineError, ValueError):
@@ -31,24 +52,211 @@ class Plan:
         return str(self.raw.get("workload_hash", ""))
 
 
-def load_plan(plan: dict[str, Any] | str | Path, workload_hash: str | None = None) -> Plan:
+def canonical_json(plan: dict[str, Any]) -> str:
+    """The plan without ``plan_id``/``content_hash`` as sorted, compact JSON (what the hash covers)."""
+    body = {k: v for k, v in plan.items() if k not in UNHASHED}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def content_hash(plan: dict[str, Any]) -> str:
+    """``sha256:`` + hex SHA-256 of ``canonical_json(plan)``."""
+    return "sha256:" + hashlib.sha256(canonical_json(plan).encode("utf-8")).hexdigest()
+
+
+def statistics_fingerprint(statistics: dict[str, Any] | None) -> str:
+    """The statistics part of a plan id (the optimizer's rule, docs/plan-format.md)."""
+    if statistics is None:
+        return "nostats"
+    data = json.dumps(statistics, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:12]
+
+
+@functools.cache
+def _validator() -> Any:
+    import jsonschema
+    from trendlake.schemas import load_plan_schema
+
+    schema = load_plan_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+def _schema_error(plan: dict[str, Any]) -> str | None:
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(plan))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    return f"{where}: {error.message}"
+
+
+def _expr_vars(expr: Any) -> set[str]:
+    out: set[str] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "var" in node:
+                out.add(str(node["var"]))
+            stack.extend(node.get("args", []))
+    return out
+
+
+def _query_problems(q: dict[str, Any], panes: Any) -> list[str]:
+    name = q["name"]
+    out: list[str] = []
+
+    def bad(message: str) -> None:
+        out.append(f"query {name}: {message}")
+
+    within, slide = q["window"]["within_us"], q["window"]["slide_us"]
+    if within <= 0 or slide <= 0:
+        bad(f"window {within}us and slide {slide}us must be positive")
+    elif slide > within:
+        bad(f"slide {slide}us is larger than the window {within}us")
+    elif isinstance(panes, int) and panes > 0 and (within % panes or slide % panes):
+        out.append(f"panes_us {panes} does not divide the window or slide of query {name}")
+    if q["semantics"] not in SEMANTICS:
+        bad(f"unknown semantics {q['semantics']!r}")
+    names = [v["name"] for v in q["variables"]]
+    known = set(names)
+    positive = {v["name"] for v in q["variables"] if not v["negated"]}
+    if len(known) != len(names):
+        bad("a variable name is used twice")
+    tpl = q["template"]
+    for part in ("start", "end"):
+        for v in tpl[part]:
+            if v not in positive:
+                bad(f"template {part} refers to unknown variable {v}")
+    neg_ids = {n["id"] for n in q["negations"]}
+    if neg_ids != set(range(len(q["negations"]))):
+        bad(f"negation ids {sorted(neg_ids)} are not 0..{len(q['negations']) - 1}")
+    for n in q["negations"]:
+        for v in n["sequence"]:
+            if v not in known:
+                bad(f"negation {n['id']} refers to unknown variable {v}")
+    referenced = list(tpl["start_negations"]) + list(tpl["end_negations"])
+    for t in tpl["transitions"]:
+        for v in (t["from"], t["to"]):
+            if v not in positive:
+                bad(f"template transition {t['from']} -> {t['to']} refers to unknown variable {v}")
+        referenced += t["negations"]
+    for i in referenced:
+        if i not in neg_ids:
+            bad(f"the template uses negation {i}, which is not defined")
+    for v, exprs in q["local_predicates"].items():
+        if v not in known:
+            bad(f"local predicate of unknown variable {v}")
+        for e in exprs:
+            for u in _expr_vars(e) - known:
+                bad(f"local predicate of {v} refers to unknown variable {u}")
+    for a in q["adjacent_predicates"]:
+        for u in sorted(({a["from"], a["to"]} | _expr_vars(a["expr"])) - known):
+            bad(f"adjacent predicate {a['from']} -> {a['to']} refers to unknown variable {u}")
+    for v in q["required_attributes"]:
+        if v not in known:
+            bad(f"required attributes of unknown variable {v}")
+    agg_names = [a["name"] for a in q["aggregates"]]
+    if len(set(agg_names)) != len(agg_names):
+        bad("an aggregate name is used twice")
+    for a in q["aggregates"]:
+        if a["fn"] != "count_star" and a.get("var") not in known:
+            bad(f"aggregate {a['name']} refers to unknown variable {a.get('var')}")
+        if a["fn"] in ("sum", "avg", "min", "max") and not a.get("attr"):
+            bad(f"aggregate {a['name']} has no attribute")
+    columns = set(q["group_by"]) | set(agg_names)
+    for r in q["returns"]:
+        if r not in columns:
+            bad(f"RETURN column {r} is neither a GROUP-BY attribute nor an aggregate")
+    expected = list(dict.fromkeys(list(q["group_by"]) + list(q["equivalence"])))
+    if list(q["partition_by"]) != expected:
+        bad(f"partition_by {q['partition_by']} is not group_by + equivalence {expected}")
+    return out
+
+
+def check_plan(plan: dict[str, Any]) -> None:
+    """Raise ``PlanError`` listing every broken semantic rule of a schema-valid plan."""
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for q in plan["queries"]:
+        name = q["name"]
+        other = seen.get(name.lower())
+        if other == name:
+            problems.append(f"query name {name} is used twice")
+        elif other is not None:
+            problems.append(f"query name {name} differs from query {other} only in case")
+        seen.setdefault(name.lower(), name)
+        problems += _query_problems(q, plan.get("panes_us"))
+    whash = str(plan["workload_hash"])
+    expected_id = f"{whash.split(':', 1)[-1][:12]}-{plan['planner']}-{statistics_fingerprint(plan['statistics'])}"
+    if plan["plan_id"] != expected_id:
+        problems.append(
+            f"plan id {plan['plan_id']} does not match its content (expected {expected_id} "
+            "from its workload hash, planner and statistics)"
+        )
+    if problems:
+        raise PlanError(f"invalid plan {plan.get('plan_id', '?')}: " + "; ".join(problems))
+
+
+def validate_plan(plan: Any) -> None:
+    """Check a plan read from outside: content hash, JSON Schema and semantic rules (see module doc)."""
+    if not isinstance(plan, dict):
+        raise PlanError(f"a plan is a JSON object, not {type(plan).__name__}")
+    plan_id = plan.get("plan_id", "?")
+    stored = plan.get("content_hash")
+    if not stored:
+        raise PlanError(
+            f"plan {plan_id} has no content hash (written by an older trendlake?); run `trendlake optimize` again"
+        )
+    try:
+        actual = content_hash(plan)
+    except (TypeError, ValueError) as err:
+        raise PlanError(f"plan {plan_id} is not plain JSON: {err}") from None
+    if stored != actual:
+        raise PlanError(
+            f"plan {plan_id} was edited: its content hash is {actual}, not the {stored} it was written with; "
+            "run `trendlake optimize` again instead of editing plans"
+        )
+    problem = _schema_error(plan)
+    if problem is not None:
+        raise PlanError(f"plan {plan_id} does not match the plan schema: {problem}")
+    check_plan(plan)
+
+
+def load_plan(
+    plan: dict[str, Any] | str | Path, workload_hash: str | None = None, *, validate: bool | None = None
+) -> Plan:
     """Check and compile a plan (a dict or a JSON file path).
 
     When ``workload_hash`` is given, a plan made for another workload is refused.
+    ``validate`` (default: for files and whenever ``workload_hash`` is given)
+    runs ``validate_plan``; only plans built in this process (tests, the
+    executors' copy of a plan the driver validated) skip it.
     """
+    if validate is None:
+        validate = not isinstance(plan, dict) or workload_hash is not None
     if not isinstance(plan, dict):
         path = Path(plan)
         try:
-            plan = json.loads(path.read_text())
+            plan = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise PlanError(f"no plan file {path}") from None
+        except IsADirectoryError:
+            raise PlanError(f"plan {path} is a directory, not a JSON file") from None
+        except UnicodeDecodeError as err:
+            raise PlanError(f"{path} is not UTF-8 text (byte {err.start})") from None
         except json.JSONDecodeError as err:
             raise PlanError(f"{path} is not JSON: {err}") from None
+        if not isinstance(plan, dict):
+            raise PlanError(f"{path} is not a plan (a JSON object)")
     version = plan.get("format_version")
     if version != FORMAT_VERSION:
         raise PlanError(
             f"plan format version {version!r} is not supported (this engine reads version {FORMAT_VERSION})"
         )
+    if validate:
+        validate_plan(plan)
     if workload_hash is not None and plan.get("workload_hash") != workload_hash:
         raise PlanError(
             f"plan {plan.get('plan_id', '?')} was made for workload {plan.get('workload_hash')}, "

@@ -54,28 +54,76 @@ def _fail(message: str) -> int:
     return 2
 
 
-def compile_plan(workload_path: Path, stream: str | None, planner: str = "none") -> tuple[dict[str, Any], str]:
-    """Parse, check and plan a workload file; returns (plan, workload hash)."""
+def read_workload(path: Path) -> str:
+    """The text of a workload file; a missing file, a directory or non-UTF-8 bytes are one-line errors."""
+    from trendlake.optimizer.errors import OptimizerError
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise OptimizerError(f"no workload file {path}") from None
+    except IsADirectoryError:
+        raise OptimizerError(f"{path} is a directory, not a workload file (*.etq)") from None
+    except PermissionError:
+        raise OptimizerError(f"cannot read workload file {path}: permission denied") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise OptimizerError(f"{path}: not UTF-8 text (byte {err.start}, line {line}: {err.reason})") from None
+
+
+def load_schema(stream: str) -> dict[str, Any]:
+    """A stream schema by bundled name or JSON path; a file that is not a JSON object is a one-line error."""
+    from trendlake.optimizer.errors import OptimizerError
     from trendlake.schemas import load_stream_schema
 
+    try:
+        schema = load_stream_schema(stream)
+    except FileNotFoundError as err:
+        raise OptimizerError(str(err).strip()) from None
+    except IsADirectoryError:
+        raise OptimizerError(f"stream schema {stream} is a directory, not a JSON file") from None
+    except UnicodeDecodeError as err:
+        raise OptimizerError(f"stream schema {stream}: not UTF-8 text (byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise OptimizerError(f"stream schema {stream}: not JSON (line {err.lineno}, column {err.colno}: {err.msg})") from None
+    if not isinstance(schema, dict) or not isinstance(schema.get("stream"), str):
+        raise OptimizerError(f"stream schema {stream}: not a stream schema (a JSON object with a \"stream\" name)")
+    return schema
+
+
+def compile_plan(workload_path: Path, stream: str | None, planner: str = "none") -> tuple[dict[str, Any], str]:
+    """Parse, check and plan a workload file; returns (plan, workload hash)."""
     from trendlake import optimizer
 
-    text = workload_path.read_text()
-    schema = load_stream_schema(stream) if stream else None
+    text = read_workload(workload_path)
+    schema = load_schema(stream) if stream else None
     workload = optimizer.compile_workload(text, stream_schema=schema, path=str(workload_path))
     plan = optimizer.build_plan(workload, planner=planner, stream=schema["stream"] if schema else None)
     return plan, optimizer.workload_hash(text)
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from trendlake import optimizer
+    from trendlake.optimizer.errors import OptimizerError
+    from trendlake.optimizer.planners import get_planner
+
+    if args.out is not None and not args.out.parent.is_dir():
+        return _fail(f"--out {args.out}: folder {args.out.parent} does not exist")
+    try:
+        get_planner(args.planner)
+    except (KeyError, ValueError) as err:
+        return _fail(f"--planner: {str(err).strip()}")
     try:
         plan, _ = compile_plan(args.workload, args.stream, args.planner)
-    except (optimizer.WorkloadError, FileNotFoundError, KeyError) as err:
-        return _fail(str(err).strip("'\""))
+    except OptimizerError as err:
+        return _fail(str(err))
     text = json.dumps(plan, indent=2)
     if args.out:
-        args.out.write_text(text + "\n")
+        try:
+            args.out.write_text(text + "\n")
+        except OSError as err:
+            return _fail(f"--out {args.out}: {err.strerror or err}")
         print(f"wrote plan {plan['plan_id']} ({len(plan['queries'])} queries) to {args.out}", file=sys.stderr)
     else:
         print(text)

@@ -41,7 +41,7 @@ from trendlake.jobs.errors import JobError
 
 log = logging.getLogger("trendlake.lake")
 
-KINDS = ("bronze", "quarantine", "ingest_log", "stats", "results")
+KINDS = ("bronze", "quarantine", "ingest_log", "stats", "results", "replay_log")
 STAGING = "_staging"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 MANIFEST = "_moved.json"

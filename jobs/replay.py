@@ -9,7 +9,15 @@ each partition by ``(key, ts, seq)``, runs the engine per key in the Spark
 executors (``mapInArrow`` over the sorted partitions), and replaces exactly those windows in every
 ``results.<query>`` table in one Delta transaction per table. Windows are
 independent, so a rerun or a backfill of the same interval leaves the same
-rows (all columns but ``computed_at``).
+rows (all columns but ``computed_at`` and ``replay_run_id``).
+
+A run is staged before it commits (``stage_results``): every table's rows
+are computed, typed and checked against the table's schema and partitioning
+first, so whatever can fail fails before anything is written. Each run has
+an id (``replay_run_id``, in every row it writes) and rows in
+``replay_log/<workload>``: ``started`` before the first commit, then
+``complete`` or ``failed`` with the tables and versions it committed
+(docs/lake.md §Replay runs).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import json
 import logging
 import re
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -40,6 +49,7 @@ class ReplayReport:
     plan_id: str
     start: int
     end: int
+    run_id: str = ""
     events_read: int = 0
     rows_written: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
@@ -279,7 +289,9 @@ def column_name(agg: dict[str, Any]) -> str:
 def result_columns(query: dict[str, Any]) -> dict[str, str]:
     """Aggregate name as written -> result-table column; refuses clashes."""
     out: dict[str, str] = {}
-    taken = set(query["group_by"]) | {"window_start", "window_end", "overflowed", "plan_id", "computed_at", "window_date"}
+    taken = set(query["group_by"]) | {
+        "window_start", "window_end", "overflowed", "plan_id", "replay_run_id", "computed_at", "window_date",
+    }
     for agg in query["aggregates"]:
         col = column_name(agg)
         if col in taken:
@@ -320,6 +332,7 @@ def result_schema(query: dict[str, Any], bronze_schema: Any) -> Any:
     fields += [
         pa.field("overflowed", pa.list_(pa.string())),
         pa.field("plan_id", pa.string()),
+        pa.field("replay_run_id", pa.string()),
         pa.field("computed_at", pa.timestamp("us", tz="UTC")),
         pa.field("window_date", pa.date32()),
     ]
@@ -337,7 +350,10 @@ def _arrow_type(schema: Any, name: str) -> Any:
     return pa.string()
 
 
-def result_table(query: dict[str, Any], rows: list[dict[str, Any]], schema: Any, plan_id: str, computed_at: datetime) -> Any:
+def result_table(
+    query: dict[str, Any], rows: list[dict[str, Any]], schema: Any, plan_id: str, computed_at: datetime,
+    run_id: str | None = None,
+) -> Any:
     """Typed Arrow table of one query's finished result rows (``finish_rows``)."""
     import pyarrow as pa
     from trendlake.engine import OVERFLOW
@@ -362,6 +378,8 @@ def result_table(query: dict[str, Any], rows: list[dict[str, Any]], schema: Any,
             columns[col].append(v)
         columns["overflowed"].append(over)
         columns["plan_id"].append(plan_id)
+        if "replay_run_id" in columns:
+            columns["replay_run_id"].append(run_id)
         columns["computed_at"].append(computed_at)
         columns["window_date"].append(_dt(row["window_end"] - 1).date())
     return pa.table(columns, schema=schema)
@@ -381,6 +399,98 @@ def window_predicate(start: int, end: int) -> str:
 
 
 # --------------------------------------------------------------------------- the job
+
+
+def new_run_id(now: datetime) -> str:
+    """A replay run id: UTC start time and a random suffix, e.g. ``20260102T030405Z-1a2b3c4d``."""
+    return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class StagedTable:
+    """One result table's rows, typed and checked, ready for its commit."""
+
+    query: str
+    table: str
+    data: Any
+    predicate: str
+
+
+def stage_results(
+    lake: Any, plan: dict[str, Any], finished: dict[str, list[dict[str, Any]]], bronze_schema: Any,
+    plan_id: str, computed_at: datetime, run_id: str, start_us: int, end_us: int,
+) -> list[StagedTable]:
+    """Every result table of a run, computed and checked before the first commit.
+
+    Builds each query's typed Arrow rows and checks them against the existing
+    table (table name and path, partitioning, schema, rows inside the
+    replaced windows). A result table written before ``replay_run_id`` existed
+    gets that (nullable) column added, a metadata-only commit that changes no
+    row, once every table has been staged.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from trendlake.jobs import lake as lakelib
+
+    staged: list[StagedTable] = []
+    missing_run_column: list[str] = []
+    lo, hi = pa.scalar(_dt(start_us), pa.timestamp("us", tz="UTC")), pa.scalar(_dt(end_us), pa.timestamp("us", tz="UTC"))
+    for q in plan["queries"]:
+        name = q["name"]
+        table = f"results/{name}"
+        lake.path(table)  # a valid table name under the lake root
+        schema = result_schema(q, bronze_schema)
+        data = result_table(q, finished.get(name, []), schema, plan_id, computed_at, run_id)
+        if lake.exists(table):
+            lake._partitioning(table, ["window_date"])
+            current = lake.arrow_schema(table)
+            if "replay_run_id" not in current.names:
+                missing_run_column.append(table)
+                current = current.append(pa.field("replay_run_id", pa.string()))
+            lakelib._check_same_schema(table, current, data.schema)
+            data = data.select(current.names).cast(lakelib._nullable(current))
+        if data.num_rows:
+            ends = data.column("window_end")
+            outside = pc.sum(pc.or_(pc.less_equal(ends, lo), pc.greater(ends, hi))).as_py()
+            if outside:
+                raise ReplayError(f"{table}: {outside} rows outside the windows being replaced; nothing written")
+        staged.append(StagedTable(name, table, data, window_predicate(start_us, end_us)))
+    for table in missing_run_column:
+        _add_run_id_column(lake, table)
+    return staged
+
+
+def _add_run_id_column(lake: Any, table: str) -> None:
+    from deltalake import DeltaTable
+    from deltalake.schema import Field, PrimitiveType
+
+    DeltaTable(str(lake.path(table))).alter.add_columns([Field("replay_run_id", PrimitiveType("string"), nullable=True)])
+    log.info("added column replay_run_id to %s", table)
+
+
+def replay_log_schema() -> Any:
+    """The Arrow schema of ``replay_log/<workload>`` (docs/lake.md)."""
+    import pyarrow as pa
+
+    ts = pa.timestamp("us", tz="UTC")
+    return pa.schema([
+        ("run_id", pa.string()), ("workload", pa.string()), ("plan_id", pa.string()), ("stream", pa.string()),
+        ("interval_start", ts), ("interval_end", ts), ("status", pa.string()),
+        ("tables", pa.list_(pa.string())), ("versions", pa.list_(pa.int64())), ("rows", pa.list_(pa.int64())),
+        ("error", pa.string()), ("started_at", ts), ("logged_at", ts),
+    ])
+
+
+def write_replay_log(
+    lake: Any, table: str, entry: dict[str, Any], status: str, tables: list[str], versions: list[int],
+    rows: list[int], error: str | None = None,
+) -> None:
+    """Append one row to the replay log: ``started`` (tables planned), ``complete`` or ``failed`` (tables committed)."""
+    import pyarrow as pa
+
+    row = dict(entry, status=status, tables=tables, versions=versions, rows=rows, error=error,
+               logged_at=datetime.now(UTC))
+    lake.write_arrow(table, pa.Table.from_pylist([row], schema=replay_log_schema()), mode="append")
 
 
 def parse_time(value: str | int | datetime) -> int:
@@ -440,18 +550,37 @@ def replay(
     finished = finish_rows(compiled, partial_rows)
     report.evaluate_seconds = time.perf_counter() - started
     computed_at = datetime.now(UTC)
+    report.run_id = run_id = new_run_id(computed_at)
+    staged = stage_results(lake, plan, finished, bronze_schema, compiled.plan_id, computed_at, run_id, start_us, end_us)
+    log_table = f"replay_log/{workload_name(workload_path)}"
+    entry = {
+        "run_id": run_id, "workload": workload_name(workload_path), "plan_id": compiled.plan_id, "stream": stream,
+        "interval_start": _dt(start_us), "interval_end": _dt(end_us), "started_at": computed_at,
+    }
+    write_replay_log(lake, log_table, entry, "started", [s.table for s in staged], [], [])
+    committed: list[tuple[str, int, int]] = []
     try:
-        for q in plan["queries"]:
-            name = q["name"]
-            schema = result_schema(q, bronze_schema)
-            table = result_table(q, finished[name], schema, compiled.plan_id, computed_at)
-            lake.replace_rows(
-                f"results/{name}", table, window_predicate(start_us, end_us), partition_by=["window_date"],
-                settle_after=False,
+        for item in staged:
+            version = lake.replace_rows(
+                item.table, item.data, item.predicate, partition_by=["window_date"], settle_after=False,
             )
-            report.rows_written[name] = table.num_rows
+            committed.append((item.table, version, item.data.num_rows))
+            report.rows_written[item.query] = item.data.num_rows
+    except BaseException as err:
+        try:
+            write_replay_log(
+                lake, log_table, entry, "failed", [c[0] for c in committed], [c[1] for c in committed],
+                [c[2] for c in committed], error=f"{type(err).__name__}: {err}",
+            )
+        except Exception as log_err:  # noqa: BLE001 - the original error matters more
+            log.warning("could not record the failed replay run %s: %s", run_id, log_err)
+        raise
     finally:
         lakelib.settle()  # once for all the result tables' writes
+    write_replay_log(
+        lake, log_table, entry, "complete", [c[0] for c in committed], [c[1] for c in committed],
+        [c[2] for c in committed],
+    )
     report.seconds = time.perf_counter() - started
     report.write_seconds = report.seconds - report.evaluate_seconds
     log.info(
@@ -490,5 +619,5 @@ def _run(args: Any) -> int:
         return 2
     for name, n in report.rows_written.items():
         print(f"results.{name}: {n} rows for windows ending in ({_dt(report.start)}, {_dt(report.end)}]")
-    print(f"plan {report.plan_id}, {report.seconds:.1f}s")
+    print(f"plan {report.plan_id}, replay run {report.run_id}, {report.seconds:.1f}s")
     return 0

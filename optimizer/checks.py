@@ -12,12 +12,29 @@ from trendlake.optimizer import ast
 from trendlake.optimizer.analysis import Occurrence, Scope, condition_refs, occurrences
 from trendlake.optimizer.errors import Diagnostic, WorkloadError
 
+MAX_NAME_LENGTH = 128  # a query name names a result table (a folder) and a SQL view
+
 
 def check_workload(workload: ast.Workload, stream_schema: dict[str, Any] | None = None) -> None:
     """Raise ``WorkloadError`` with every problem of the workload; return None if it is valid."""
     diags: list[Diagnostic] = []
     seen: dict[str, ast.Query] = {}
+    folded: dict[str, ast.Query] = {}
     for query in workload.queries:
+        if len(query.name) > MAX_NAME_LENGTH:
+            diags.append(Diagnostic(
+                query.name, query.line, query.column,
+                f"query name is {len(query.name)} characters long; at most {MAX_NAME_LENGTH} "
+                "(it names the result table)",
+            ))
+        other = folded.get(query.name.lower())
+        if other is not None and other.name != query.name:
+            diags.append(Diagnostic(
+                query.name, query.line, query.column,
+                f"query name {query.name} differs from query {other.name} (line {other.line}) only in case; "
+                "result tables and SQL views ignore case",
+            ))
+        folded.setdefault(query.name.lower(), query)
         if query.name in seen:
             first = seen[query.name]
             diags.append(

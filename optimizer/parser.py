@@ -168,9 +168,39 @@ def parse_workload(text: str, path: str | None = None) -> ast.Workload:
     except UnexpectedInput as err:
         diag = _syntax_error(err, getattr(err, "tokens", []), text)
         raise WorkloadError([diag], path) from None
+    deep = [d for q in tree.children if isinstance(q, Tree) and (d := _too_deep(q)) is not None]
+    if deep:
+        raise WorkloadError(deep, path)
     builder = _Builder(text)
     queries = tuple(builder.query(q) for q in tree.children if isinstance(q, Tree))
     return ast.Workload(queries, path=path, text=text, line=1, column=1)
+
+
+MAX_NESTING = 100  # levels of SEQ / NOT / + / parentheses / operators in one pattern or expression
+_NESTING = frozenset({"seq", "kleene_plus", "negation", "binop", "neg", "paren"})
+
+
+def _too_deep(query: Tree) -> Diagnostic | None:
+    """A diagnostic when a pattern or expression of ``query`` nests deeper than ``MAX_NESTING``.
+
+    Checked on the parse tree without recursion, so that the recursive AST
+    builder and checks never meet Python's recursion limit.
+    """
+    names = [c for c in query.children if isinstance(c, Token) and c.type == "NAME"]
+    name = str(names[0]) if names else None
+    stack: list[tuple[Tree, int]] = [(query, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if node.data in _NESTING:
+            depth += 1
+            if depth > MAX_NESTING:
+                return Diagnostic(
+                    name, node.meta.line, node.meta.column,
+                    f"pattern or expression nested more than {MAX_NESTING} levels deep (each SEQ, NOT, +, "
+                    "parenthesis and operator is a level); split it up",
+                )
+        stack.extend((c, depth) for c in node.children if isinstance(c, Tree))
+    return None
 
 
 # ---- tree -> AST ---------------------------------------------------------------

@@ -83,7 +83,7 @@ def build_plan(
     plan_fn = get_planner(planner)
     decision = plan_fn(workload, statistics)
     whash = workload_hash(workload.text)
-    return {
+    plan = {
         "format_version": FORMAT_VERSION,
         "workload_hash": whash,
         "plan_id": f"{whash.split(':', 1)[1][:12]}-{planner}-{statistics_fingerprint(statistics)}",
@@ -97,3 +97,16 @@ def build_plan(
         "queries": [query_entry(q) for q in workload.queries],
         "sharing": decision.get("sharing", []),
     }
+    plan["content_hash"] = content_hash(plan)
+    return plan
+
+
+def content_hash(plan: dict[str, Any]) -> str:
+    """``sha256:`` + hex SHA-256 of the plan's sorted compact JSON without ``plan_id`` and ``content_hash``.
+
+    The engine recomputes it on every read (``engine.plan.content_hash``, the same rule) and
+    refuses a plan whose content changed after it was written.
+    """
+    body = {k: v for k, v in plan.items() if k not in ("plan_id", "content_hash")}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -28,6 +28,7 @@ def result_rows(lake: Path, query: str, version: int | None = None) -> list[dict
     rows = []
     for row in table.to_pylist():
         row.pop("computed_at")
+        row.pop("replay_run_id", None)  # differs per run by design
         rows.append(row)
     return sorted(rows, key=lambda r: (str([r[k] for k in r if k not in ("window_start",)]), r["window_start"]))
 
