@@ -68,8 +68,8 @@ def same_value(got: Any, want: Any) -> bool:
 
 
 def test_fixture_is_well_formed() -> None:
-    ids = [c["id"] for c in CASES]
-    assert len(ids) == len(set(ids)), "duplicate case ids"
+    ids = [(c["_where"].split(":")[0], c["id"]) for c in CASES]
+    assert len(ids) == len(set(ids)), "duplicate case ids within a fixture file"
     assert len(CASES) >= 50
     for c in CASES:
         assert "value" in c or "holds" in c, c["_where"]
