@@ -468,6 +468,13 @@ def _add_run_id_column(lake: Any, table: str) -> None:
     log.info("added column replay_run_id to %s", table)
 
 
+def log_table_name(workload: str) -> str:
+    """The replay log's table name for a workload file's stem (``my-rides`` -> ``my_rides``):
+    workload file names may hold characters a lake table name may not."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", workload)[:128]
+    return name if name and not name[0].isdigit() else f"w_{name}"[:128]
+
+
 def replay_log_schema() -> Any:
     """The Arrow schema of ``replay_log/<workload>`` (docs/lake.md)."""
     import pyarrow as pa
@@ -552,7 +559,7 @@ def replay(
     computed_at = datetime.now(UTC)
     report.run_id = run_id = new_run_id(computed_at)
     staged = stage_results(lake, plan, finished, bronze_schema, compiled.plan_id, computed_at, run_id, start_us, end_us)
-    log_table = f"replay_log/{workload_name(workload_path)}"
+    log_table = f"replay_log/{log_table_name(workload_name(workload_path))}"
     entry = {
         "run_id": run_id, "workload": workload_name(workload_path), "plan_id": compiled.plan_id, "stream": stream,
         "interval_start": _dt(start_us), "interval_end": _dt(end_us), "started_at": computed_at,
