@@ -101,7 +101,7 @@ def pipeline(cwd: Path, lake: str, master: str) -> dict[str, float]:
     run(cwd, "optimize", str(WORKLOAD), "--lake", lake, "--stream", "rides", master=master)
     done, wall = run(cwd, "replay", str(WORKLOAD), "--lake", lake, "--stream", "rides",
                      "--from", DAY_FROM, "--to", DAY_TO, master=master)
-    job = re.search(r"plan \S+, ([0-9.]+)s", done.stdout)
+    job = re.search(r"plan \S+, (?:replay run \S+, )?([0-9.]+)s", done.stdout)
     assert job, done.stdout
     return {"replay_wall_s": wall, "replay_job_s": float(job.group(1))}
 
