@@ -139,6 +139,7 @@ def without_run(plan: dict[str, Any]) -> dict[str, Any]:
     so the plan id's tail: the optimizer fingerprints the whole statistics record)."""
     plan = json.loads(json.dumps(plan))
     plan.pop("created_at", None)
+    plan.pop("content_hash", None)  # it covers the fields above
     stats = plan.get("statistics") or {}
     for key in ("run_id", "computed_at"):
         stats.pop(key, None)
