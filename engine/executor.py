@@ -24,6 +24,7 @@ from trendlake.engine.expr.vector import local_mask
 from trendlake.engine.plan import Plan, PlanError, load_plan
 from trendlake.engine.query import CONTIGUOUS, CompiledQuery
 from trendlake.engine.results import finalize
+from trendlake.engine.shared import kind_module, kleene
 from trendlake.engine.strategies import Strategy, choose
 from trendlake.engine.timeline import key_runs
 
@@ -49,6 +50,7 @@ def evaluate(
     queries: Iterable[str] | None = None,
     workload_hash: str | None = None,
     sorted_by: Sequence[str] | None = None,
+    shared_stats: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Result rows of every query of ``plan`` (or the named ones) over ``data``.
 
@@ -61,7 +63,9 @@ def evaluate(
     plan = _plan(plan, workload_hash)
     return finish(
         plan,
-        evaluate_partials(plan, data, strategy=strategy, queries=queries, sorted_by=sorted_by),
+        evaluate_partials(
+            plan, data, strategy=strategy, queries=queries, sorted_by=sorted_by, shared_stats=shared_stats
+        ),
     )
 
 
@@ -72,6 +76,7 @@ def evaluate_partials(
     strategy: str = "auto",
     queries: Iterable[str] | None = None,
     sorted_by: Sequence[str] | None = None,
+    shared_stats: dict[str, Any] | None = None,
 ) -> dict[str, Partials]:
     """Unfinalized results per query: (group values, window index) -> state, mergeable
     (``merge``) across tables holding disjoint partitions and finished with ``finish``.
@@ -79,6 +84,9 @@ def evaluate_partials(
     ``sorted_by``: the table is already ordered by these columns, then ``ts``,
     ``seq``, with equal key values contiguous (replay's sorted Spark
     partitions); queries partitioned by exactly these columns skip the sort.
+    Under ``strategy="auto"`` the plan's sharing groups run on the shared executor
+    of their kind (``engine.shared``); ``shared_stats`` (a dict) then receives what
+    each group did, by group id.
     """
     plan = _plan(plan, None)
     wanted = list(plan.queries) if queries is None else list(queries)
@@ -87,16 +95,91 @@ def evaluate_partials(
             raise PlanError(f"plan has no query {name!r}")
     chosen = {name: choose(plan.queries[name], strategy) for name in wanted}
     specs = {q["name"]: q for q in plan.raw.get("queries", [])}
+    groups = shared_groups(plan, wanted) if strategy == "auto" else []
     cols = Columns(as_table(data))
     keysets: dict[tuple[str, ...], _KeySet] = {}
-    out: dict[str, Partials] = {}
-    for name in wanted:
-        query = plan.queries[name]
-        keys = query.partition_by
+
+    def keyset(keys: tuple[str, ...]) -> _KeySet:
         if keys not in keysets:
             presorted = sorted_by is not None and tuple(sorted_by) == keys
             keysets[keys] = _KeySet(cols, keys, presorted)
-        out[name] = _query_partials(query, specs.get(name), cols, keysets[keys], chosen[name])
+        return keysets[keys]
+
+    out: dict[str, Partials] = {}
+    for group in groups:
+        queries = [plan.queries[name] for name in group["queries"]]
+        ks = keyset(queries[0].partition_by)
+        stats = None
+        if shared_stats is not None:
+            stats = shared_stats.setdefault(group["id"], kleene.SharedStats())
+        out.update(_group_partials(group, queries, specs, cols, ks, stats))
+    for name in wanted:
+        if name in out:
+            continue
+        query = plan.queries[name]
+        out[name] = _query_partials(query, specs.get(name), cols, keyset(query.partition_by), chosen[name])
+    return {name: out[name] for name in wanted}
+
+
+def shared_groups(plan: Plan, wanted: Sequence[str]) -> list[dict[str, Any]]:
+    """The plan's sharing groups whose queries are all wanted (with at least two of them),
+    checked against what the engine's executor of their kind supports."""
+    chosen = set(wanted)
+    groups = []
+    for group in plan.raw.get("sharing") or []:
+        names = [q for q in group.get("queries", []) if q in chosen]
+        if len(names) < 2:
+            continue
+        module = kind_module(group.get("kind", ""))
+        if module is None:
+            raise PlanError(f"sharing group {group.get('id')}: unknown kind {group.get('kind')!r}")
+        queries = [plan.queries[q] for q in names]
+        reason = module.supports(queries, group["variables"])
+        if reason is not None:
+            raise PlanError(f"sharing group {group.get('id')}: {reason}")
+        groups.append({**group, "queries": names})
+    return groups
+
+
+def _group_partials(
+    group: dict[str, Any],
+    queries: list[CompiledQuery],
+    specs: dict[str, dict[str, Any]],
+    cols: Columns,
+    ks: _KeySet,
+    stats: Any,
+) -> dict[str, Partials]:
+    """Partial results of the queries of one sharing group, evaluated together."""
+    out: dict[str, Partials] = {q.name: {} for q in queries}
+    members, masks, visit = [], {}, []
+    names: set[str] = set()
+    for q in queries:
+        matched = _matches(q, specs.get(q.name), cols, ks)
+        if matched is None:
+            continue
+        q_masks, idx, attrs = matched
+        keep = np.zeros(len(ks.rows), dtype=bool)
+        keep[idx] = True
+        masks[q.name] = {v: m & keep for v, m in q_masks.items()}
+        members.append(q)
+        visit.append(idx)
+        names.update(attrs.names)
+    if not members:
+        return out
+    idx = visit[0] if len(visit) == 1 else np.unique(np.concatenate(visit))
+    module = kind_module(group["kind"])
+    assert module is not None
+    results = module.run_group(
+        members, group["variables"], masks, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.kid[idx], stats
+    )
+    values = ks.values({part for r in results.values() for part, _ in r})
+    for q in members:
+        positions = [q.partition_by.index(g) for g in q.group_by]
+        partials = out[q.name]
+        for (part, k), result in results[q.name].items():
+            if result.trends:
+                group_values = tuple(values[part][i] for i in positions)
+                merge_into(partials, (group_values, k), result)
     return out
 
 
@@ -335,13 +418,14 @@ class _LazyAttrs(Mapping):
         return len(self.names)
 
 
-def _query_partials(
-    query: CompiledQuery, spec: dict[str, Any] | None, cols: Columns, ks: _KeySet, strategy: Strategy
-) -> Partials:
-    rows = ks.rows
-    n = len(rows)
+def _matches(
+    query: CompiledQuery, spec: dict[str, Any] | None, cols: Columns, ks: _KeySet
+) -> tuple[dict[str, np.ndarray], np.ndarray, _LazyAttrs] | None:
+    """Per variable, which of the key set's rows match it, and the rows worth visiting
+    (exact pruning); None when no row is."""
+    n = len(ks.rows)
     if n == 0:
-        return {}
+        return None
     types = Types(ks.type_codes, cols.type_names, n)
     if spec is None:
         names = list(cols.attr_names)
@@ -370,7 +454,18 @@ def _query_partials(
         keep &= np.logical_or.reduce(list(masks.values()))
     idx = np.flatnonzero(keep)
     if not len(idx):
+        return None
+    return masks, idx, attrs
+
+
+def _query_partials(
+    query: CompiledQuery, spec: dict[str, Any] | None, cols: Columns, ks: _KeySet, strategy: Strategy
+) -> Partials:
+    matched = _matches(query, spec, cols, ks)
+    if matched is None:
         return {}
+    masks, idx, attrs = matched
+    rows = ks.rows
     part_of = ks.kid[idx]
     positions = [query.partition_by.index(g) for g in query.group_by]
     partials: Partials = {}

@@ -29,7 +29,8 @@ from typing import Any
 from trendlake.engine.errors import EngineError
 from trendlake.engine.query import CompiledQuery, compile_query
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1: plans written before sharing groups existed
 SEMANTICS = ("skip-till-any-match", "skip-till-next-match", "contiguous")
 UNHASHED = ("plan_id", "content_hash")  # the fields the content hash does not cover
 
@@ -190,6 +191,7 @@ def check_plan(plan: dict[str, Any]) -> None:
         problems += _query_problems(q, plan.get("panes_us"))
     whash = str(plan["workload_hash"])
     expected_id = f"{whash.split(':', 1)[-1][:12]}-{plan['planner']}-{statistics_fingerprint(plan['statistics'])}"
+    problems += _sharing_problems(plan)
     if plan["plan_id"] != expected_id:
         problems.append(
             f"plan id {plan['plan_id']} does not match its content (expected {expected_id} "
@@ -197,6 +199,49 @@ def check_plan(plan: dict[str, Any]) -> None:
         )
     if problems:
         raise PlanError(f"invalid plan {plan.get('plan_id', '?')}: " + "; ".join(problems))
+
+
+def _sharing_problems(plan: dict[str, Any]) -> list[str]:
+    """The rules of ``sharing`` (docs/plan-format.md, "Sharing") a schema-valid plan breaks."""
+    problems: list[str] = []
+    queries = {q["name"]: q for q in plan["queries"]}
+    owner: dict[str, str] = {}
+    ids: set[str] = set()
+    for group in plan.get("sharing", []):
+        gid = group["id"]
+        if gid in ids:
+            problems.append(f"sharing group id {gid} is used twice")
+        ids.add(gid)
+        if set(group["variables"]) != set(group["queries"]):
+            problems.append(f"sharing group {gid}: variables must name exactly its queries")
+        for name in group["queries"]:
+            q = queries.get(name)
+            if q is None:
+                problems.append(f"sharing group {gid}: no query {name}")
+                continue
+            if name in owner:
+                problems.append(f"query {name} is in sharing groups {owner[name]} and {gid}")
+            owner[name] = gid
+            var = group["variables"].get(name)
+            types = {v["name"]: v["type"] for v in q["variables"] if not v["negated"]}
+            if var not in types:
+                problems.append(f"sharing group {gid}: query {name} has no positive variable {var}")
+            elif types[var] != group["type"]:
+                problems.append(f"sharing group {gid}: variable {name}.{var} is of type {types[var]}, not {group['type']}")
+            if q["partition_by"] != group["partition_by"] or q["window"] != group["window"]:
+                problems.append(f"sharing group {gid}: query {name} has other partitioning or windows than the group")
+        if not problems:
+            from trendlake.engine.shared import kind_module
+
+            module = kind_module(group["kind"])
+            if module is None:
+                problems.append(f"sharing group {gid}: kind {group['kind']} is not known to this engine")
+            else:
+                compiled = [compile_query(queries[name]) for name in group["queries"]]
+                reason = module.supports(compiled, group["variables"])
+                if reason is not None:
+                    problems.append(f"sharing group {gid}: {reason}")
+    return problems
 
 
 def validate_plan(plan: Any) -> None:
@@ -251,9 +296,10 @@ def load_plan(
         if not isinstance(plan, dict):
             raise PlanError(f"{path} is not a plan (a JSON object)")
     version = plan.get("format_version")
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
         raise PlanError(
-            f"plan format version {version!r} is not supported (this engine reads version {FORMAT_VERSION})"
+            f"plan format version {version!r} is not supported (this engine reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
     if validate:
         validate_plan(plan)

@@ -20,6 +20,7 @@ import sys
 # module path -> sub-commands it registers (for lazy import)
 COMMANDS: dict[str, tuple[str, ...]] = {
     "trendlake.jobs.eval_cmd": ("eval", "plan"),
+    "trendlake.jobs.explain": ("explain",),
     "trendlake.jobs.optimize": ("optimize",),
     "trendlake.jobs.replay": ("replay",),
     "trendlake.jobs.demo": ("demo",),

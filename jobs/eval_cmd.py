@@ -35,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("json", "table"), default="json", help="output format (default: json lines)")
     p.add_argument("--plan", type=Path, metavar="PLAN.json", help="run this plan instead of planning the workload (its workload hash must match)")
     p.add_argument("--query", action="append", metavar="NAME", help="evaluate only this query (repeatable)")
+    _planning_options(p, events=False)
     p.set_defaults(func=run_eval)
 
     q = sub.add_parser(
@@ -44,9 +45,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("workload", type=Path, help="workload file (*.etq)")
     q.add_argument("--stream", metavar="SCHEMA", help="stream schema to check the workload against")
-    q.add_argument("--planner", default="none", help="planner name (default: none, no sharing)")
     q.add_argument("--out", type=Path, help="write the plan here instead of stdout")
+    _planning_options(q, events=True)
     q.set_defaults(func=run_plan)
+
+
+def _planning_options(p: argparse.ArgumentParser, *, events: bool) -> None:
+    from trendlake.optimizer.planners import PLANNERS
+
+    p.add_argument("--planner", default="none",
+                   help=f"planner ({', '.join(sorted(PLANNERS))}; default: none, no sharing)")
+    if events:
+        p.add_argument("--events", type=Path, metavar="FILE",
+                       help="compute the statistics the planner needs from this event file")
+    p.add_argument("--stats", type=Path, metavar="STATS.json",
+                   help="statistics for the planner: a statistics JSON, or a plan whose statistics to reuse"
+                   + ("" if events else " (default: computed from the evaluated file)"))
+    p.add_argument("--assume-uniform", action="store_true",
+                   help="plan without statistics, assuming every event type has the same rate (recorded in the plan)")
+    p.add_argument("--stats-out", type=Path, metavar="STATS.json",
+                   help="also write the statistics the plan was made from to this file")
 
 
 def _fail(message: str) -> int:
@@ -93,15 +111,91 @@ def load_schema(stream: str) -> dict[str, Any]:
     return schema
 
 
-def compile_plan(workload_path: Path, stream: str | None, planner: str = "none") -> tuple[dict[str, Any], str]:
-    """Parse, check and plan a workload file; returns (plan, workload hash)."""
+def compile_plan(
+    workload_path: Path,
+    stream: str | None,
+    planner: str = "none",
+    statistics: Any = None,
+) -> tuple[dict[str, Any], str]:
+    """Parse, check and plan a workload file; returns (plan, workload hash).
+
+    ``statistics``: a statistics dict, or a callable ``(workload) -> dict`` run
+    only when the planner is not ``none`` (computing them costs a pass over the events)."""
     from trendlake import optimizer
 
     text = read_workload(workload_path)
     schema = load_schema(stream) if stream else None
     workload = optimizer.compile_workload(text, stream_schema=schema, path=str(workload_path))
-    plan = optimizer.build_plan(workload, planner=planner, stream=schema["stream"] if schema else None)
+    if callable(statistics):
+        statistics = statistics(workload) if planner != "none" else None
+    plan = optimizer.build_plan(
+        workload, planner=planner, statistics=statistics, stream=schema["stream"] if schema else None
+    )
     return plan, optimizer.workload_hash(text)
+
+
+def planning_statistics(args: argparse.Namespace, table_of: Any = None) -> Any:
+    """What the planner reads: ``--assume-uniform``, ``--stats``, or a callable computing
+    them from an event file (``--events``, or the evaluated file ``table_of()``)."""
+    from trendlake.optimizer.errors import OptimizerError
+
+    if args.assume_uniform:
+        if args.stats is not None or getattr(args, "events", None) is not None:
+            raise OptimizerError("--assume-uniform plans without statistics: drop --stats / --events")
+        from trendlake.optimizer.cost import UNIFORM
+
+        return dict(UNIFORM)
+    if args.stats is not None:
+        try:
+            data = json.loads(args.stats.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise OptimizerError(f"--stats: no file {args.stats}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise OptimizerError(f"--stats {args.stats}: not a JSON file ({err})") from None
+        if isinstance(data, dict) and "queries" in data and "statistics" in data:
+            data = data["statistics"]  # a plan: reuse the statistics it was made from
+        if not isinstance(data, dict) or "types" not in data and data.get("assumption") is None:
+            raise OptimizerError(f"--stats {args.stats}: not statistics (no 'types'); see docs/lake.md §stats")
+        return data
+    events = getattr(args, "events", None)
+    if events is not None:
+        return lambda workload: file_statistics(read_event_file(events, _schema(args.stream)), workload, args.stream)
+    if table_of is not None:
+        return lambda workload: file_statistics(table_of(), workload, args.stream)
+    return None
+
+
+def file_statistics(table: Any, workload: Any, stream: str | None) -> dict[str, Any]:
+    """The statistics of an event table (``jobs.stats.compute_stats``, the stats job's definition)."""
+    from trendlake.jobs.stats import compute_stats, statistics_dict
+
+    schema = _schema(stream)
+    if schema is None:  # without a stream schema: the event types the file holds
+        types = sorted(set(table.column("type").unique().to_pylist()) - {None})
+        schema = {"stream": None, "event_types": types, "attributes": {}}
+    rows = compute_stats(table, schema, workload)
+    if not rows:
+        return {"types": {}, "bursts": {}, "events": 0}
+    out = statistics_dict(rows)
+    for key in ("run_id", "computed_at", "range_start", "range_end"):
+        out.pop(key, None)  # a file's statistics depend on its content only
+    from trendlake.optimizer.analysis import panes_us
+
+    out["pane_us"] = panes_us(workload)  # compute_stats' pane: the workload's
+    return out
+
+
+def _schema(stream: str | None) -> dict[str, Any] | None:
+    if not stream:
+        return None
+    from trendlake.schemas import load_stream_schema
+
+    return load_stream_schema(stream)
+
+
+def _write_stats(args: argparse.Namespace, plan: dict[str, Any]) -> None:
+    if args.stats_out is not None:
+        args.stats_out.write_text(json.dumps(plan.get("statistics"), indent=2) + "\n")
 
 
 def run_plan(args: argparse.Namespace) -> int:
@@ -115,9 +209,12 @@ def run_plan(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as err:
         return _fail(f"--planner: {str(err).strip()}")
     try:
-        plan, _ = compile_plan(args.workload, args.stream, args.planner)
+        plan, _ = compile_plan(args.workload, args.stream, args.planner, planning_statistics(args))
+        _write_stats(args, plan)
     except OptimizerError as err:
         return _fail(str(err))
+    except OSError as err:
+        return _fail(f"{getattr(err, 'filename', None) or ''}: {err.strerror or err}".lstrip(": "))
     text = json.dumps(plan, indent=2)
     if args.out:
         try:
@@ -132,25 +229,38 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def run_eval(args: argparse.Namespace) -> int:
     from trendlake.engine.events import EventFileError
+    from trendlake.optimizer.errors import OptimizerError
+    from trendlake.optimizer.planners import get_planner
 
     from trendlake import engine, optimizer
 
     try:
-        plan, whash = compile_plan(args.workload, args.stream)
+        get_planner(args.planner)
+    except (KeyError, ValueError) as err:
+        return _fail(f"--planner: {str(err).strip()}")
+    try:
+        schema = _schema(args.stream)
+        table = None
+
+        def table_of() -> Any:
+            nonlocal table
+            if table is None:
+                table = read_event_file(args.events, schema)
+            return table
+
+        plan, whash = compile_plan(args.workload, args.stream, args.planner, planning_statistics(args, table_of))
+        _write_stats(args, plan)
         if args.plan:
             plan = json.loads(args.plan.read_text())
         loaded = engine.load_plan(plan, workload_hash=whash)
-        schema = None
-        if args.stream:
-            from trendlake.schemas import load_stream_schema
-
-            schema = load_stream_schema(args.stream)
-        table = read_event_file(args.events, schema)
+        table = table_of()
         started = time.perf_counter()
         rows = evaluate_table(loaded, table, strategy=args.strategy, queries=args.query)
         elapsed = time.perf_counter() - started
     except optimizer.WorkloadError as err:
         return _fail(f"invalid workload, nothing evaluated:\n{err}")
+    except OptimizerError as err:
+        return _fail(str(err))
     except (engine.PlanError, EventFileError, FileNotFoundError, engine.Unsupported, ValueError) as err:
         return _fail(str(err))
     if args.format == "json":

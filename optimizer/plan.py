@@ -1,4 +1,4 @@
-"""The plan writer: a checked workload → plan JSON (docs/plan-format.md, format version 1)."""
+"""The plan writer: a checked workload → plan JSON (docs/plan-format.md, format version 2)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from trendlake.optimizer import ast
 from trendlake.optimizer.analysis import Scope, granularity, panes_us, predicates, template
 from trendlake.optimizer.parser import canonical_tokens
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def workload_hash(text: str) -> str:

@@ -306,7 +306,12 @@ def runner(s: Strategy, prepared: Prepared, events: list[Event]) -> Callable[[],
     if s.kind == "engine":
         return lambda: engine.evaluate(prepared.plan, table, strategy=s.engine_strategy)
     if s.kind == "shared":
-        plan = engine.load_plan(optimizer.build_plan(prepared.workload, planner=s.planner), optimizer.workload_hash(prepared.text))
+        from trendlake.jobs.eval_cmd import file_statistics
+
+        # the planner reads the statistics of the very events it is timed on (as `eval --planner` does)
+        stats = file_statistics(table, prepared.workload, None)
+        built = optimizer.build_plan(prepared.workload, planner=s.planner, statistics=stats)
+        plan = engine.load_plan(built, optimizer.workload_hash(prepared.text))
         return lambda: engine.evaluate(plan, table)
     raise ValueError(f"{s.name} is an optimizer-only strategy")
 

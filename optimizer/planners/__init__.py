@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 from trendlake.optimizer import ast
-from trendlake.optimizer.planners import none
+from trendlake.optimizer.planners import hamlet, none
 
 Planner = Callable[[ast.Workload, "dict[str, Any] | None"], dict[str, Any]]
 
-PLANNERS: dict[str, Planner] = {"none": none.plan}
+PLANNERS: dict[str, Planner] = {"none": none.plan, "hamlet-static": hamlet.plan_static}
 
 
 def get_planner(name: str) -> Planner:

@@ -74,7 +74,7 @@ def test_design_example_matches_plan_format_doc() -> None:
     plan = optimizer.build_plan(optimizer.compile_workload(STUCK))
     validate(plan)
     (q,) = plan["queries"]
-    assert plan["panes_us"] == 300_000_000 and plan["sharing"] == [] and plan["format_version"] == 1
+    assert plan["panes_us"] == 300_000_000 and plan["sharing"] == [] and plan["format_version"] == 2
     assert q["window"] == {"within_us": 1_800_000_000, "slide_us": 300_000_000}
     assert q["partition_by"] == ["district", "driver", "rider"]
     assert q["equivalence"] == ["driver", "rider"] and q["group_by"] == ["district"]

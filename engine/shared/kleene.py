@@ -1,0 +1,399 @@
+"""Shared Kleene execution (Hamlet): one pass over the events of a sharable set.
+
+A sharing group of kind ``kleene`` names queries that contain the same Kleene
+sub-pattern ``K+`` (same event type, same local predicates and required
+attributes on ``K``, same partitioning and windows, skip-till-any-match,
+type-grained, no negation). Each query keeps COGRA's type-grained window
+state (``strategies/cogra/layout.py``); the events of ``K`` are processed
+once for the whole group instead of once per query.
+
+Why that is exact (docs/engine.md, "Shared Kleene execution"). Let ``s`` be
+what a query's ``K`` events extend from (1 when ``K`` starts the pattern,
+plus the trend counts of ``K``'s other predecessors) and ``u = count(K) + s``.
+A time stamp with ``k`` events of ``K`` multiplies ``u`` by ``f = 1 + k``
+(each event extends every trend before its time stamp, or starts one), and
+the sums ``W = count_K(K) + Σ count_K(others)`` and ``Z = sum_a(K) + Σ
+sum_a(others)`` become ``f·W + k·u`` and ``f·Z + S·u`` (``S``: the sum of
+``a`` over the ``k`` events). As long as ``s`` does not change, a run of such
+time stamps is therefore the same affine map for every query of the group:
+
+    u' = F·u,   W' = F·W + G·u,   Z' = F·Z + H_a·u
+
+with ``F = Π f_j``, ``G = Σ_j k_j Π_{i≠j} f_i``, ``H_a = Σ_j S_j Π_{i≠j} f_i``.
+The graphlet (the run of ``K`` time stamps) keeps these *shared
+coefficients* per window; each query keeps a *snapshot* of them taken when
+its own state was last brought up to date. A query's state is brought up to
+date (``F``/``G``/``H`` since its snapshot, exact integer arithmetic) only
+when one of its own non-``K`` events arrives or its window closes: between
+two such events ``s`` is constant, so the affine map applies. Events of the
+other types of a query go through that query's own generated step code.
+
+Within one time stamp every event sees the state before it: per query, the
+steps of variables ranked before ``K`` (its successors) run before the
+shared ``K`` update, the others after it (``Layout.rank``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from trendlake.engine.aggregates import NAN, max_present, min_present, sat, sum_sat
+from trendlake.engine.query import ANY, CompiledQuery
+from trendlake.engine.results import WindowResult
+from trendlake.engine.strategies.cogra.layout import Layout
+from trendlake.engine.timeline import window_range
+
+__all__ = ["KIND", "SharedStats", "run_group", "supports"]
+
+KIND = "kleene"
+REBASE_BITS = 2048  # shared coefficients are rebased (every query brought up to date) beyond this size
+
+
+def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str | None:
+    """None when the shared executor evaluates the group, else why not."""
+    first = queries[0]
+    ktype = None
+    for q in queries:
+        var = shared.get(q.name)
+        if var is None or var not in q.variables or q.variables[var].negated:
+            return f"query {q.name}: no positive shared variable"
+        if q.semantics != ANY:
+            return f"query {q.name}: {q.semantics} is not shared (skip-till-any-match only)"
+        if q.negations or q.has_adjacent:
+            return f"query {q.name}: negation and adjacent predicates are not shared"
+        if (q.within, q.slide, q.partition_by) != (first.within, first.slide, first.partition_by):
+            return f"query {q.name}: windows or partitioning differ within the group"
+        if len(q.vars_by_type.get(q.variables[var].type, ())) != 1:
+            return f"query {q.name}: type {q.variables[var].type} occurs more than once"
+        if len({q.variables[v].type for v in q.positive}) != len(q.positive):
+            return f"query {q.name}: a type occurs more than once (aliases)"
+        layout = Layout.of(q)
+        i = layout.index[var]
+        if not layout.ok or layout.rank is None or not layout.selfloop[i]:
+            return f"query {q.name}: {var} is not a flat Kleene sub-pattern"
+        if ktype is None:
+            ktype = q.variables[var].type
+        elif q.variables[var].type != ktype:
+            return f"query {q.name}: shared variables of different types"
+    return None
+
+
+@dataclass
+class SharedStats:
+    """What the shared executor did (per group, summed over partitions)."""
+
+    windows: int = 0
+    graphlets: int = 0  # runs of shared-type time stamps with no other event of the group between
+    bursts: int = 0  # time stamps holding events of the shared type, per open window
+    shared_events: int = 0  # events of the shared type, once per window they are in
+    snapshots: int = 0  # states brought up to date from the shared coefficients
+    rebases: int = 0
+    # with a list: (partition id, window, query, graphlet time stamps applied, u) per snapshot,
+    # u = count(K) + s before the graphlet's time stamps were applied
+    trace: list[tuple[Any, int, str, int, Any]] | None = None
+
+
+@dataclass
+class _Entry:
+    """One query's state in one window and its snapshot of the shared coefficients."""
+
+    st: tuple
+    epoch: int  # index of the first graphlet time stamp not yet applied
+    F: int
+    G: int
+    H: dict[str, int]
+
+
+@dataclass
+class _Window:
+    k: int = 0
+    F: int = 1
+    G: int = 0
+    H: dict[str, int] = field(default_factory=dict)
+    steps: list[tuple[int, int, dict[str, Any], dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    entries: dict[int, _Entry] = field(default_factory=dict)
+
+
+class _Member:
+    """A query of the group: its layout, compiled step code and shared variable."""
+
+    def __init__(self, query: CompiledQuery, var: str) -> None:
+        self.query = query
+        self.layout = layout = Layout.of(query)
+        self.i = i = layout.index[var]
+        self.var = var
+        self.nv = len(layout.vars)
+        self.base = i * layout.stride
+        self.start = 1 if layout.start[i] else 0
+        self.others = layout.others[i]
+        self.rank = layout.rank
+        assert self.rank is not None
+        self.before = [self.rank[v] < self.rank[i] for v in range(self.nv)]
+        self.kernel: Any = None
+
+    def compile(self) -> None:
+        # the generated kernel applies a block of (code, k, stats...) rows to a state
+        _, self.kernel = self.layout.instantiate([], [], [[] for _ in self.layout.stat_cols], [])
+
+
+def run_group(
+    queries: Sequence[CompiledQuery],
+    shared: Mapping[str, str],
+    masks: Mapping[str, Mapping[str, np.ndarray]],
+    idx: np.ndarray,
+    ts: np.ndarray,
+    attrs: Mapping[str, Any],
+    kid: np.ndarray,
+    stats: SharedStats | None = None,
+) -> dict[str, dict[tuple[int, int], WindowResult]]:
+    """Results per query and (partition id, window index) of a sharing group.
+
+    ``masks[q][v]``: which rows match variable ``v`` of query ``q`` (over all
+    rows, False outside the partitions the query keeps); ``idx``: the rows to
+    visit in (partition, ts) order; ``kid``: their partition ids."""
+    members = [_Member(q, shared[q.name]) for q in queries]
+    for m in members:
+        m.compile()
+    stats = stats if stats is not None else SharedStats()
+    # the shared type's events: the same local predicates in every member, so the members'
+    # masks differ only by the partitions each pruned (where it has no trend anyway)
+    kmask = np.logical_or.reduce([masks[m.query.name][m.var][idx] for m in members])
+    # per member: variable code of every visited row (-1: not this member's), K rows excluded
+    codes = []
+    for m in members:
+        code = np.full(len(idx), -1, dtype=np.int64)
+        for v_index, v in enumerate(m.layout.vars):
+            if v_index != m.i:
+                code[masks[m.query.name][v][idx]] = v_index
+        codes.append(code)
+    names = sorted({a for m in members for a in m.layout.attrs})
+    cols = {a: _column(attrs, a, idx) for a in names}
+    k_attrs = sorted({a for m in members for a in m.layout.own[m.i]})
+    int_attrs = {a for a in k_attrs if isinstance(cols[a], np.ndarray) and cols[a].dtype.kind in "iu"}
+    first = members[0].query
+    within, slide = first.within, first.slide
+    out: dict[str, dict[tuple[int, int], WindowResult]] = {m.query.name: {} for m in members}
+
+    code_lists = [c.tolist() for c in codes]
+    kmask_l = kmask.tolist()
+    ts_l = ts[idx].tolist()
+    kid_l = kid.tolist()
+    col_lists = {a: (c.tolist() if isinstance(c, np.ndarray) else list(c)) for a, c in cols.items()}
+    n = len(ts_l)
+    windows: dict[int, _Window] = {}
+    part = None
+    in_graphlet = False
+
+    def bring_up_to_date(win: _Window, j: int, e: _Entry) -> tuple:
+        m = members[j]
+        if e.epoch == len(win.steps):
+            return e.st
+        st = e.st
+        lay = m.layout
+        stride, o_w, o_z, o_n, o_x = lay.stride, lay.o_w, lay.o_z, lay.o_n, lay.o_x
+        base = m.base
+        s = m.start
+        for p in m.others:
+            s += st[p * stride]
+        u = st[base] + s
+        if not u:
+            _snapshot(win, e)
+            return st
+        stats.snapshots += 1
+        if stats.trace is not None:
+            stats.trace.append((part, win.k, m.query.name, len(win.steps) - e.epoch, u))
+        nan = u != u
+        f_rel = win.F // e.F
+        new = list(st)
+        new[base] = NAN if nan else sat(u * f_rel - s)
+        if lay.cvars:
+            g_rel = (win.G - e.G * f_rel) // e.F
+            for jj, ev in enumerate(lay.cvars):
+                sw = 0
+                for p in m.others:
+                    sw += st[p * stride + o_w + jj]
+                w0 = st[base + o_w + jj] + sw
+                w = w0 * f_rel + (u * g_rel if ev == m.var else 0)
+                new[base + o_w + jj] = sat(w - sw)
+        for jj, (ev, a) in enumerate(lay.skeys):
+            sz = 0
+            for p in m.others:
+                sz += st[p * stride + o_z + jj]
+            z0 = st[base + o_z + jj] + sz
+            z = z0 * f_rel
+            if ev == m.var:
+                h_rel = _h_rel(win, e, a, f_rel, a in int_attrs)
+                if nan:
+                    if any(step[2][a] for step in win.steps[e.epoch:]):
+                        z = NAN
+                elif h_rel:
+                    z = z + u * h_rel
+            new[base + o_z + jj] = sum_sat(z - sz)
+        for keys, off, fn, pos in ((lay.nkeys, o_n, min_present, 3), (lay.xkeys, o_x, max_present, 4)):
+            for jj, (ev, a) in enumerate(keys):
+                mm = st[base + off + jj]
+                for p in m.others:
+                    mm = fn(mm, st[p * stride + off + jj])
+                if ev == m.var:
+                    for step in win.steps[e.epoch:]:
+                        mm = fn(mm, step[pos][a])
+                new[base + off + jj] = mm
+        st = tuple(new)
+        e.st = st
+        _snapshot(win, e)
+        return st
+
+    def close(k: int) -> None:
+        win = windows.pop(k)
+        for j, e in win.entries.items():
+            st = bring_up_to_date(win, j, e)
+            r = members[j].layout.result(st)
+            if r is not None:
+                out[members[j].query.name][(part, k)] = r
+
+    def window(k: int) -> _Window:
+        win = windows.get(k)
+        if win is None:
+            win = windows[k] = _Window(k=k, H={a: 0 for a in int_attrs})
+            stats.windows += 1
+            for j, m in enumerate(members):
+                win.entries[j] = _Entry(m.layout.zero, 0, 1, 0, {a: 0 for a in int_attrs})
+        return win
+
+    def apply_steps(j: int, steps: list[tuple], live: range) -> None:
+        m = members[j]
+        for k in live:
+            win = windows[k]
+            e = win.entries[j]
+            st = bring_up_to_date(win, j, e)
+            e.st = m.kernel(st, steps)
+
+    def member_steps(j: int, rows: list[int], before: bool) -> list[tuple]:
+        """The rank-ordered steps of member j's rows of one time stamp (one per variable)."""
+        m = members[j]
+        by_var: dict[int, list[int]] = {}
+        for r in rows:
+            v = code_lists[j][r]
+            if m.before[v] == before:
+                by_var.setdefault(v, []).append(r)
+        steps = []
+        for v in sorted(by_var, key=lambda x: m.rank[x]):
+            rs = by_var[v]
+            k = len(rs)
+            code = m.nv + v if (k > 1 and m.layout.selfloop[v]) else v
+            row: list[Any] = [code, k]
+            for kind, a_index in m.layout.stat_cols:
+                a = m.layout.attrs[a_index]
+                values = [col_lists[a][r] for r in rs]
+                if any(x is None for x in values):
+                    values = [x for x in values if x is not None] or [0]
+                row.append(sum(values) if kind == "S" else min(values) if kind == "MN" else max(values))
+            steps.append(tuple(row))
+        return steps
+
+    pos = 0
+    while pos < n:
+        t = ts_l[pos]
+        p_id = kid_l[pos]
+        end = pos + 1
+        while end < n and ts_l[end] == t and kid_l[end] == p_id:
+            end += 1
+        if p_id != part:
+            for k in sorted(windows):
+                close(k)
+            part = p_id
+            in_graphlet = False
+        live = window_range(t, within, slide)
+        for k in sorted(windows):
+            if k < live.start:
+                close(k)
+        for k in live:
+            window(k)
+        krows = [r for r in range(pos, end) if kmask_l[r]]
+        others = [r for r in range(pos, end) if not kmask_l[r]]
+        touched = []
+        if others:
+            for j in range(len(members)):
+                mine = [r for r in others if code_lists[j][r] >= 0]
+                if mine:
+                    touched.append((j, mine))
+        for j, mine in touched:  # successors of K: they see K before this time stamp
+            steps = member_steps(j, mine, True)
+            if steps:
+                apply_steps(j, steps, live)
+        if krows:
+            if not in_graphlet:
+                stats.graphlets += 1
+            kk = len(krows)
+            f = 1 + kk
+            sums = {a: sum(col_lists[a][r] for r in krows) for a in k_attrs}
+            mins = {a: min(col_lists[a][r] for r in krows) for a in k_attrs}
+            maxs = {a: max(col_lists[a][r] for r in krows) for a in k_attrs}
+            for k in live:
+                win = windows[k]
+                F = win.F
+                win.G = win.G * f + kk * F
+                for a in int_attrs:
+                    win.H[a] = win.H[a] * f + sums[a] * F
+                win.F = F * f
+                win.steps.append((f, kk, sums, mins, maxs))
+                stats.bursts += 1
+                stats.shared_events += kk
+                if win.F.bit_length() > REBASE_BITS:
+                    _rebase(win, bring_up_to_date)
+                    stats.rebases += 1
+        for j, mine in touched:  # predecessors of K (and the rest): after K's update
+            steps = member_steps(j, mine, False)
+            if steps:
+                apply_steps(j, steps, live)
+        in_graphlet = bool(krows) and not touched
+        pos = end
+    for k in sorted(windows):
+        close(k)
+    return out
+
+
+def _snapshot(win: _Window, e: _Entry) -> None:
+    e.epoch = len(win.steps)
+    e.F = win.F
+    e.G = win.G
+    e.H = dict(win.H)
+
+
+def _rebase(win: _Window, bring_up_to_date: Any) -> None:
+    """Bring every query up to date and restart the shared coefficients at the identity."""
+    for j, e in win.entries.items():
+        bring_up_to_date(win, j, e)
+    win.F, win.G = 1, 0
+    win.H = {a: 0 for a in win.H}
+    win.steps = []
+    for e in win.entries.values():
+        _snapshot(win, e)
+
+
+def _h_rel(win: _Window, e: _Entry, a: str, f_rel: int, exact: bool) -> Any:
+    """``H_a`` of the graphlet time stamps since the snapshot ``e``."""
+    if exact:
+        return (win.H[a] - e.H[a] * f_rel) // e.F
+    h: Any = 0
+    big = 1
+    for f, _, sums, _, _ in win.steps[e.epoch:]:
+        h = h * f + sums[a] * big
+        big *= f
+    return h
+
+
+def _column(attrs: Mapping[str, Any], name: str, idx: np.ndarray) -> Any:
+    col = attrs.get(name)
+    if col is None:
+        return [None] * len(idx)
+    arr = col if isinstance(col, np.ndarray) else np.asarray(col, dtype=object)
+    sub = arr[idx]
+    if sub.dtype.kind in "iu" and (not len(sub) or int(np.abs(sub).max()) < 2**62):
+        return sub.astype(np.int64)
+    if sub.dtype.kind == "f":
+        return sub.astype(np.float64)
+    return [None if x is None or (isinstance(x, float) and x != x) else x for x in sub.tolist()]

@@ -1,0 +1,150 @@
+"""``trendlake explain PLAN.json``: what a plan does, in words and as a picture.
+
+Prints, per query, how the engine evaluates it (its granularity and the
+strategy ``auto`` picks) and, per sharing group, who shares which Kleene
+sub-pattern with which snapshots, the estimated shared and non-shared cost
+and the merged template with the queries each transition serves. ``--svg
+FILE`` draws the merged templates (one panel per group; no extra needed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser", "explain_text", "template_svg"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "explain",
+        help="describe a plan: strategies, sharing groups, costs, merged templates",
+        description="Describe what the engine does with PLAN.json (written by `trendlake plan` or "
+        "`trendlake optimize`): per query its strategy, per sharing group its queries, shared "
+        "sub-pattern, snapshots and estimated costs; --svg draws each group's merged template.",
+    )
+    p.add_argument("plan", type=Path, help="plan JSON file")
+    p.add_argument("--svg", type=Path, metavar="FILE", help="write the merged templates as an SVG picture")
+    p.set_defaults(func=run_explain)
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    from trendlake import engine
+
+    loaded = engine.load_plan(args.plan)
+    print(explain_text(loaded))
+    if args.svg is not None:
+        if not args.svg.parent.is_dir():
+            print(f"trendlake: error: --svg {args.svg}: folder {args.svg.parent} does not exist", file=sys.stderr)
+            return 2
+        args.svg.write_text(template_svg(loaded.raw))
+        print(f"wrote {args.svg}", file=sys.stderr)
+    return 0
+
+
+def explain_text(loaded: Any) -> str:
+    """The plan in words (see the module docstring)."""
+    from trendlake.engine.strategies import strategy_for
+
+    raw = loaded.raw
+    lines = [f"plan {raw.get('plan_id')} (planner {raw.get('planner')}, format {raw.get('format_version')})"]
+    stats = raw.get("statistics")
+    if stats is None:
+        lines.append("statistics: none")
+    elif stats.get("assumption"):
+        lines.append(f"statistics: assumed {stats['assumption']} rates (no statistics were read)")
+    else:
+        lines.append(f"statistics: {stats.get('events', '?')} events, {len(stats.get('types') or {})} types")
+    cost = raw.get("estimated_cost")
+    alts = ", ".join(f"{a['planner']} {a['estimated_cost']}" for a in raw.get("alternatives", []))
+    lines.append(f"estimated cost: {cost}" + (f" (rejected: {alts})" if alts else ""))
+    grouped = {q: g["id"] for g in raw.get("sharing", []) for q in g["queries"]}
+    lines.append("queries:")
+    for name, q in loaded.queries.items():
+        where = f"shared in {grouped[name]}" if name in grouped else f"alone, strategy {strategy_for(q, 'auto')}"
+        lines.append(f"  {name}: {q.granularity}-grained, {where}")
+    if not raw.get("sharing"):
+        lines.append("sharing: none (every query runs alone)")
+    for g in raw.get("sharing", []):
+        est = g["estimated_cost"]
+        ratio = est["non_shared"] / est["shared"] if est["shared"] else float("inf")
+        lines.append(
+            f"group {g['id']}: {g['kind']} — {len(g['queries'])} queries share {g['type']}+ "
+            f"({g['decision']} decision, snapshots at {' and '.join(g['snapshots'])} level)"
+        )
+        lines.append("  queries: " + ", ".join(f"{q} ({g['variables'][q]})" for q in g["queries"]))
+        lines.append(f"  estimated cost per window: shared {est['shared']}, non-shared {est['non_shared']} "
+                     f"({ratio:.2f}x)")
+        tpl = g["template"]
+        lines.append("  merged template:")
+        for s in tpl["start"]:
+            lines.append(f"    start {s['type']}: {', '.join(s['queries'])}")
+        for t in tpl["transitions"]:
+            lines.append(f"    {t['from']} -> {t['to']}: {', '.join(t['queries'])}")
+        for s in tpl["end"]:
+            lines.append(f"    end {s['type']}: {', '.join(s['queries'])}")
+    return "\n".join(lines)
+
+
+def _label(queries: list[str], limit: int = 3) -> str:
+    shown = ", ".join(queries[:limit])
+    return shown + (f" +{len(queries) - limit}" if len(queries) > limit else "")
+
+
+def template_svg(raw: dict[str, Any]) -> str:
+    """An SVG of every sharing group's merged template: types as boxes in columns by their
+    distance from a start type, transitions as arrows labelled with the queries they serve."""
+    panels = []
+    y0 = 10
+    width = 200
+    for g in raw.get("sharing", []):
+        tpl = g["template"]
+        starts = {s["type"] for s in tpl["start"]}
+        ends = {s["type"] for s in tpl["end"]}
+        types = sorted({t for e in tpl["transitions"] for t in (e["from"], e["to"])} | starts | ends)
+        col = {t: 0 for t in starts}
+        for _ in types:  # longest distance from a start along non-loop transitions (acyclic)
+            for e in tpl["transitions"]:
+                if e["from"] != e["to"] and e["from"] in col:
+                    col[e["to"]] = max(col.get(e["to"], 0), col[e["from"]] + 1)
+        for t in types:
+            col.setdefault(t, 0)
+        rows: dict[int, list[str]] = {}
+        for t in types:
+            rows.setdefault(col[t], []).append(t)
+        pos = {}
+        for c, ts in rows.items():
+            for r, t in enumerate(ts):
+                pos[t] = (40 + 190 * c, y0 + 50 + 60 * r)
+        height = 60 + 60 * max(len(ts) for ts in rows.values())
+        width = max(width, 120 + 190 * (max(rows) + 1))
+        parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(g["id"])}: '
+                 f'{html.escape(g["type"])}+ shared by {html.escape(_label(g["queries"], 6))}</text>']
+        for e in tpl["transitions"]:
+            (x1, y1), (x2, y2) = pos[e["from"]], pos[e["to"]]
+            label = html.escape(_label(e["queries"]))
+            if e["from"] == e["to"]:
+                parts.append(f'<path d="M{x1 + 20},{y1 - 15} C{x1 + 20},{y1 - 45} {x1 + 70},{y1 - 45} {x1 + 70},{y1 - 15}" '
+                             'fill="none" stroke="#555" marker-end="url(#arrow)"/>')
+                parts.append(f'<text x="{x1 + 75}" y="{y1 - 35}" font-size="11">{label}</text>')
+            else:
+                parts.append(f'<line x1="{x1 + 90}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#555" marker-end="url(#arrow)"/>')
+                parts.append(f'<text x="{(x1 + 90 + x2) / 2 - 20}" y="{(y1 + y2) / 2 - 6}" font-size="11">{label}</text>')
+        for t, (x, y) in pos.items():
+            fill = "#ffd27f" if t == g["type"] else "#dde8f7"
+            stroke = "#b35900" if t in ends else "#335"
+            parts.append(f'<rect x="{x}" y="{y - 15}" width="90" height="30" rx="6" fill="{fill}" stroke="{stroke}"/>')
+            parts.append(f'<text x="{x + 45}" y="{y + 5}" text-anchor="middle">{html.escape(t)}</text>')
+        panels.append("\n".join(parts))
+        y0 += height + 20
+    if not panels:
+        panels.append(f'<text x="10" y="30">plan {html.escape(str(raw.get("plan_id")))}: nothing is shared</text>')
+        y0 = 50
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y0 + 10}" '
+            'font-family="sans-serif" font-size="13">\n<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" '
+            'refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+            'fill="#555"/></marker></defs>\n')
+    return head + "\n".join(panels) + "\n</svg>\n"

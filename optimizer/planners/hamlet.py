@@ -1,0 +1,77 @@
+"""Hamlet's planners: share the trend aggregation of common Kleene sub-patterns.
+
+``hamlet-static`` decides once per workload, at plan time, from the
+statistics (Hamlet's static baseline): for every sharable set
+(``optimizer.sharing.candidates``, largest first) it keeps the queries whose
+sharing pays for itself — a query joins when the steps of the shared type it
+no longer processes exceed the snapshot cost of its own steps (the
+benefit-driven pruning of Theorem 4.2 applied per query) — and shares when at
+least two queries remain and the group's estimated cost is below the
+non-shared one. A query is in at most one group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trendlake.optimizer import ast
+from trendlake.optimizer.cost import hamlet_static_cost, rates_for
+from trendlake.optimizer.sharing import candidates, merged_template
+
+SNAPSHOT_COST = 0.5  # bringing a query up to date from the shared coefficients, in steps
+
+
+def plan_static(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+    from trendlake.optimizer.plan import query_entry
+
+    entries = {q.name: query_entry(q) for q in workload.queries}
+    types_of = {
+        name: {v["type"] for v in e["variables"] if not v["negated"]} for name, e in entries.items()
+    }
+    costs = {}
+    for name, e in entries.items():
+        rates = rates_for(statistics, e["window"]["within_us"], types_of[name], name)
+        costs[name] = rates
+    alone = {name: sum(costs[name].of(t) for t in types_of[name]) for name in entries}
+    taken: set[str] = set()
+    groups = []
+    for cand in candidates(list(entries.values())):
+        members = {q: v for q, v in cand.variables.items() if q not in taken}
+        kept = {}
+        for q, v in members.items():
+            k = costs[q].of(cand.type)
+            other = alone[q] - k
+            if k > SNAPSHOT_COST * other or not other:
+                kept[q] = v
+        if len(kept) < 2:
+            continue
+        k_steps = max(costs[q].of(cand.type) for q in kept)
+        other = {q: alone[q] - costs[q].of(cand.type) for q in kept}
+        shared, non_shared = hamlet_static_cost(k_steps, other, SNAPSHOT_COST)
+        if shared >= non_shared:
+            continue
+        first = entries[next(iter(kept))]
+        groups.append(
+            {
+                "id": f"g{len(groups)}",
+                "kind": "kleene",
+                "queries": list(kept),
+                "variables": kept,
+                "type": cand.type,
+                "partition_by": first["partition_by"],
+                "window": dict(first["window"]),
+                "decision": "static",
+                "snapshots": ["graphlet"],
+                "parameters": {"snapshot_cost": SNAPSHOT_COST},
+                "estimated_cost": {"shared": round(shared, 6), "non_shared": round(non_shared, 6)},
+                "template": merged_template(entries, kept),
+            }
+        )
+        taken.update(kept)
+    total_alone = sum(alone.values())
+    saved = sum(g["estimated_cost"]["non_shared"] - g["estimated_cost"]["shared"] for g in groups)
+    return {
+        "sharing": groups,
+        "estimated_cost": round(total_alone - saved, 6),
+        "alternatives": [{"planner": "none", "estimated_cost": round(total_alone, 6)}],
+    }

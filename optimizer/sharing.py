@@ -1,0 +1,125 @@
+"""Workload analysis for sharing: sharable Kleene sub-patterns and their merged templates.
+
+Works on the plan's query entries (``optimizer.plan.query_entry``), the same
+data the engine reads. Hamlet (Def. 4-5): queries can share the trend
+aggregation of a Kleene sub-pattern ``K+`` when they have the same
+partitioning, semantics and windows and ``K`` matches the same events in
+each (same type, same local predicates and required attributes). What the
+shared executor supports today (docs/plan-format.md, "Sharing"):
+skip-till-any-match, type-grained queries without negation or adjacent
+predicates, every type at most once per pattern, templates whose only cycles
+are Kleene self-loops; every aggregate function.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Candidate", "candidates", "eligible", "merged_template"]
+
+ANY = "skip-till-any-match"
+
+
+@dataclass
+class Candidate:
+    """Queries that can share the Kleene sub-pattern of one type."""
+
+    type: str
+    variables: dict[str, str]  # query -> its variable of the shared type
+    key: tuple[Any, ...] = field(repr=False)
+
+    @property
+    def queries(self) -> list[str]:
+        return list(self.variables)
+
+
+def eligible(entry: dict[str, Any]) -> str | None:
+    """None when a query can take part in a shared Kleene group, else why not."""
+    name = entry["name"]
+    if entry["semantics"] != ANY:
+        return f"query {name}: {entry['semantics']} (only skip-till-any-match is shared)"
+    if entry.get("negations"):
+        return f"query {name}: negation"
+    if entry.get("adjacent_predicates"):
+        return f"query {name}: adjacent predicates"
+    if entry.get("granularity") != "type":
+        return f"query {name}: {entry.get('granularity')}-grained"
+    positive = [v for v in entry["variables"] if not v["negated"]]
+    if len({v["type"] for v in positive}) != len(positive):
+        return f"query {name}: a type occurs more than once"
+    if _has_cycle(entry["template"]):
+        return f"query {name}: nested Kleene (a cycle through several variables)"
+    return None
+
+
+def _has_cycle(template: dict[str, Any]) -> bool:
+    succ: dict[str, set[str]] = {}
+    for t in template["transitions"]:
+        if t["from"] != t["to"]:
+            succ.setdefault(t["from"], set()).add(t["to"])
+    state: dict[str, int] = {}
+
+    def visit(v: str) -> bool:
+        state[v] = 1
+        for w in succ.get(v, ()):
+            if state.get(w) == 1 or (w not in state and visit(w)):
+                return True
+        state[v] = 2
+        return False
+
+    return any(v not in state and visit(v) for v in list(succ))
+
+
+def candidates(entries: list[dict[str, Any]]) -> list[Candidate]:
+    """Every set of two or more eligible queries sharing a Kleene sub-pattern, largest first."""
+    found: dict[tuple[Any, ...], Candidate] = {}
+    for entry in entries:
+        if eligible(entry) is not None:
+            continue
+        loops = {t["from"] for t in entry["template"]["transitions"] if t["from"] == t["to"]}
+        types = {v["name"]: v["type"] for v in entry["variables"]}
+        for var in sorted(loops):
+            key = (
+                types[var],
+                _canon(entry.get("local_predicates", {}).get(var, [])),
+                tuple(sorted(entry.get("required_attributes", {}).get(var, []))),
+                tuple(entry["partition_by"]),
+                entry["window"]["within_us"],
+                entry["window"]["slide_us"],
+                entry["semantics"],
+            )
+            cand = found.setdefault(key, Candidate(types[var], {}, key))
+            cand.variables[entry["name"]] = var
+    out = [c for c in found.values() if len(c.variables) >= 2]
+    out.sort(key=lambda c: (-len(c.variables), c.type, c.key[3:]))
+    return out
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def merged_template(entries: dict[str, dict[str, Any]], variables: dict[str, str]) -> dict[str, Any]:
+    """The group's merged template (Hamlet Fig. 3): each event type once, every transition
+    labelled with the queries it serves; ``start``/``end`` types likewise."""
+    trans: dict[tuple[str, str], list[str]] = {}
+    starts: dict[str, list[str]] = {}
+    ends: dict[str, list[str]] = {}
+    for q in variables:
+        entry = entries[q]
+        types = {v["name"]: v["type"] for v in entry["variables"]}
+        for t in entry["template"]["transitions"]:
+            trans.setdefault((types[t["from"]], types[t["to"]]), []).append(q)
+        for v in entry["template"]["start"]:
+            starts.setdefault(types[v], []).append(q)
+        for v in entry["template"]["end"]:
+            ends.setdefault(types[v], []).append(q)
+    return {
+        "start": [{"type": t, "queries": qs} for t, qs in sorted(starts.items())],
+        "end": [{"type": t, "queries": qs} for t, qs in sorted(ends.items())],
+        "transitions": [
+            {"from": a, "to": b, "queries": qs} for (a, b), qs in sorted(trans.items())
+        ],
+    }

@@ -1,0 +1,237 @@
+"""Shared Kleene execution (Hamlet) against each query alone and the two-step reference.
+
+The worked example is Hamlet's Figure 4: types 1,1,3,2,2,2,2,1,1,3,3,3,2,2 at
+times 1..14, ``SEQ(T1, T2+)`` has 132 trends and ``SEQ(T3, T2+)`` 72. By hand:
+before the first T2 graphlet (times 4-7) q1 extends from s = 2 (two T1) and q2
+from s = 1, so the graphlet's snapshot is u = count(T2) + s = 2 and 1; four T2
+multiply u by 2**4, giving count(T2) = 32 - 2 = 30 and 16 - 1 = 15. Two more T1
+(q1: s = 4, u = 34) and three more T3 (q2: s = 4, u = 19) precede the second
+graphlet (times 13-14): 34 * 4 - 4 = 132 and 19 * 4 - 4 = 72.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from trendlake.engine.shared.kleene import SharedStats
+from trendlake.optimizer import parse_workload
+from trendlake.optimizer.plan import build_plan
+
+from tests.unit.engine.engine_adapter import run_engine
+from trendlake import engine
+
+HAMLET = [1, 1, 3, 2, 2, 2, 2, 1, 1, 3, 3, 3, 2, 2]
+# statistics under which sharing K pays: K is dense and bursty, the other types rare
+DENSE_K = {"pane_us": 1_000_000, "types": {"K": {"rate_mean": 50.0}, **{t: {"rate_mean": 1.0} for t in "ABCDE"}},
+           "bursts": {"*": {"types": {"K": {"mean": 2.0}}}}}
+
+
+def _plan(text: str, planner: str = "hamlet-static", statistics: Any = None) -> dict[str, Any]:
+    return build_plan(parse_workload(text), planner=planner, statistics=statistics)
+
+
+def _hamlet_rows() -> list[dict[str, Any]]:
+    return [{"type": f"T{t}", "ts": i + 1, "seq": i, "x": (3 * i) % 7 + 1} for i, t in enumerate(HAMLET)]
+
+
+def test_hamlet_worked_example_through_the_shared_executor() -> None:
+    text = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(T1, T2+) WITHIN 1 minute;
+              QUERY q2 RETURN COUNT(*) PATTERN SEQ(T3, T2+) WITHIN 1 minute;"""
+    # statistics of a stream where this pattern repeats: T2 dense and bursty (Hamlet's setting)
+    stats = {"pane_us": 60_000_000, "types": {"T1": {"rate_mean": 4}, "T2": {"rate_mean": 60}, "T3": {"rate_mean": 4}},
+             "bursts": {"*": {"types": {"T1": {"mean": 2}, "T2": {"mean": 3}, "T3": {"mean": 2}}}}}
+    plan = _plan(text, statistics=stats)
+    assert [(g["kind"], g["queries"], g["variables"]) for g in plan["sharing"]] == [
+        ("kleene", ["q1", "q2"], {"q1": "T2", "q2": "T2"})
+    ]
+    trace: list[Any] = []
+    report = {"g0": SharedStats(trace=trace)}
+    rows = engine.evaluate(plan, engine.table_from_rows(_hamlet_rows()), shared_stats=report)
+    assert {r["query"]: r["COUNT(*)"] for r in rows} == {"q1": 132, "q2": 72}
+    # the snapshots u per query at each graphlet (see the module docstring)
+    snaps = [(q, applied, u) for _, _, q, applied, u in trace]
+    assert sorted(snaps) == [("q1", 2, 34), ("q1", 4, 2), ("q2", 2, 19), ("q2", 4, 1)]
+    assert report["g0"].graphlets == 2 and report["g0"].shared_events == 6
+
+
+def test_hamlet_example_every_aggregate_equals_each_query_alone() -> None:
+    text = """QUERY q1 RETURN COUNT(*), COUNT(T2), SUM(T2.x), AVG(T2.x), MIN(T2.x), MAX(T1.x) PATTERN SEQ(T1, T2+) WITHIN 1 minute;
+              QUERY q2 RETURN COUNT(*), SUM(T2.x), MAX(T2.x), COUNT(T3) PATTERN SEQ(T3, T2+) WITHIN 1 minute;"""
+    shared = _plan(text, statistics=DENSE_K | {"types": {"T2": {"rate_mean": 50}, "T1": {"rate_mean": 1},
+                                                          "T3": {"rate_mean": 1}}})
+    assert shared["sharing"]
+    table = engine.table_from_rows(_hamlet_rows())
+    alone = _plan(text, planner="none")
+    got, want = engine.evaluate(shared, table), engine.evaluate(alone, table)
+    assert got == want
+    assert got == run_engine(alone, _hamlet_rows(), "twostep")
+    assert [r["COUNT(*)"] for r in got] == [132, 72]
+
+
+def test_a_plan_with_an_unsupported_group_is_refused() -> None:
+    text = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(A, K+) SEMANTICS skip-till-next-match WITHIN 1 minute;
+              QUERY q2 RETURN COUNT(*) PATTERN SEQ(B, K+) WITHIN 1 minute;"""
+    plan = _plan(text, planner="none")
+    plan["sharing"] = [{"id": "g0", "kind": "kleene", "queries": ["q1", "q2"], "variables": {"q1": "K", "q2": "K"}}]
+    with pytest.raises(engine.PlanError, match="skip-till-any-match only"):
+        engine.evaluate(plan, engine.table_from_rows(_hamlet_rows()))
+
+
+def test_planner_needs_statistics_or_stated_assumptions() -> None:
+    from trendlake.optimizer.errors import OptimizerError
+
+    text = "QUERY q1 RETURN COUNT(*) PATTERN SEQ(A, K+) WITHIN 1 minute;"
+    with pytest.raises(OptimizerError, match="--assume-uniform"):
+        _plan(text)
+
+
+# ---------------------------------------------------------------- differential
+
+OTHER = "ABCDE"
+AGGS = ["COUNT(*)", "COUNT(K)", "SUM(K.x)", "AVG(K.x)", "MIN(K.x)", "MAX(K.x)", "COUNT({o})", "SUM({o}.x)",
+        "MAX({o}.x)", "MIN({o}.x)"]
+
+
+@st.composite
+def workloads(draw: Any) -> tuple[str, int]:
+    """2-6 queries with K+ between different prefixes and suffixes; the same or no local
+    predicate on K; different local predicates on the other types; one window for the
+    sharers and now and then a query with another window or semantics that cannot share."""
+    n = draw(st.integers(2, 6))
+    k_pred = draw(st.sampled_from(["", "K.x > 2", "K.x != 4"]))
+    window = draw(st.sampled_from(["WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds", "WITHIN 1 minute"]))
+    group = draw(st.booleans())
+    queries = []
+    for i in range(n):
+        types = draw(st.lists(st.sampled_from(OTHER), min_size=1, max_size=3, unique=True))
+        cut = draw(st.integers(0, len(types)))
+        items = [t + ("+" if draw(st.integers(0, 4)) == 0 else "") for t in types]
+        items = items[:cut] + ["K+"] + items[cut:]
+        if cut == 0 and len(items) == 1:
+            items = ["A", "K+"]
+        own = [t for t in types] or ["A"]
+        aggs = draw(st.lists(st.sampled_from(AGGS), min_size=1, max_size=4, unique=True))
+        ret = ", ".join(dict.fromkeys(a.format(o=draw(st.sampled_from(own))) for a in aggs))
+        preds = [k_pred] if k_pred else []
+        if draw(st.booleans()):
+            preds.append(f"{draw(st.sampled_from(own))}.x {draw(st.sampled_from(['<', '>=', '!=']))} {draw(st.integers(1, 5))}")
+        where = f" WHERE {' AND '.join(preds)}" if preds else ""
+        q_window = window
+        semantics = ""
+        odd = draw(st.integers(0, 9))
+        if odd == 0:
+            q_window = "WITHIN 7 seconds"
+        elif odd == 1:
+            semantics = " SEMANTICS skip-till-next-match"
+        by = " GROUP-BY g" if group else ""
+        queries.append(f"QUERY q{i} RETURN {'g, ' if group else ''}{ret} PATTERN SEQ({', '.join(items)})"
+                       f"{semantics}{where}{by} {q_window};")
+    return "\n".join(queries), n
+
+
+@st.composite
+def streams(draw: Any, size: tuple[int, int]) -> list[dict[str, Any]]:
+    """Bursts of K between other events, ties on time stamps, two groups."""
+    rows: list[dict[str, Any]] = []
+    t = draw(st.integers(0, 3))
+    n = draw(st.integers(*size))
+    while len(rows) < n:
+        if draw(st.integers(0, 2)) == 0:
+            kind = ["K"] * draw(st.integers(1, 4))
+        else:
+            kind = [draw(st.sampled_from(OTHER))]
+        for ty in kind:
+            t += draw(st.sampled_from([0, 1, 1, 1, 2, 4]))
+            rows.append({"type": ty, "ts": t, "seq": len(rows), "x": draw(st.integers(0, 6)),
+                         "g": draw(st.sampled_from([1, 1, 2]))})
+    return rows
+
+
+def _same(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> bool:
+    if len(got) != len(want):
+        return False
+    for a, b in zip(got, want, strict=True):
+        if a.keys() != b.keys():
+            return False
+        for key in a:
+            x, y = a[key], b[key]
+            if isinstance(x, float) and isinstance(y, float):
+                if not (math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9) or (x != x and y != y)):
+                    return False
+            elif x != y:
+                return False
+    return True
+
+
+@settings(max_examples=120, deadline=None)
+@given(workloads(), streams((25, 60)))
+def test_shared_plan_equals_every_query_alone(workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
+    text, _ = workload
+    shared = _plan(text, statistics=DENSE_K)
+    alone = _plan(text, planner="none")
+    grouped = sum(len(g["queries"]) for g in shared["sharing"])
+    event(f"queries in sharing groups: {min(grouped, 4)}{'+' if grouped >= 4 else ''}")
+    table = engine.table_from_rows(rows)
+    report: dict[str, SharedStats] = {}
+    got = engine.evaluate(shared, table, shared_stats=report)
+    want = engine.evaluate(alone, table)
+    event(f"result rows: {'0' if not want else '1-3' if len(want) < 4 else '4+'}")
+    assert _same(got, want), (text, rows)
+    # every group of the plan went through the shared executor
+    assert sorted(report) == sorted(g["id"] for g in shared["sharing"])
+    event(f"shared executor visited windows: {any(s.windows for s in report.values())}")
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads(), streams((6, 12)))
+def test_shared_plan_equals_the_two_step_reference(workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
+    text, _ = workload
+    shared = _plan(text, statistics=DENSE_K)
+    got = run_engine(shared, rows, "auto")
+    want = run_engine(_plan(text, planner="none"), rows, "twostep")
+    assert _same(got, want), (text, rows)
+
+
+def test_generated_workloads_really_share() -> None:
+    """The differential workloads must exercise the shared executor, not fall back."""
+    sharing = 0
+    total = 0
+
+    @settings(max_examples=80, deadline=None, database=None)
+    @given(workloads())
+    def count(workload: tuple[str, int]) -> None:
+        nonlocal sharing, total
+        total += 1
+        if _plan(workload[0], statistics=DENSE_K)["sharing"]:
+            sharing += 1
+
+    count()
+    assert sharing >= 0.7 * total, (sharing, total)
+
+
+@pytest.mark.parametrize("n", [60, 126, 127, 140, 400, 2500])
+@pytest.mark.parametrize("x", [1, -3])
+def test_overflowing_counts_equal_each_query_alone(n: int, x: int) -> None:
+    """Long bursts: counts pass 10**38 - 1 (OVERFLOW) at about 127 events of K+; the shared
+    executor's exact coefficients saturate exactly where each query alone does."""
+    text = """QUERY q1 RETURN COUNT(*), COUNT(K), SUM(K.x), MAX(K.x) PATTERN SEQ(A, K+) WITHIN 1 hour;
+              QUERY q2 RETURN COUNT(*), SUM(K.x), MIN(K.x) PATTERN SEQ(B, K+, C) WITHIN 1 hour;
+              QUERY q3 RETURN COUNT(*), MAX(K.x) PATTERN SEQ(K+, C) WITHIN 1 hour;"""
+    rows = [{"type": "A", "ts": 0, "seq": 0, "x": 1}, {"type": "B", "ts": 1, "seq": 1, "x": 1}]
+    rows += [{"type": "K", "ts": 2 + i, "seq": 2 + i, "x": x} for i in range(n)]
+    rows += [{"type": "C", "ts": 3 + n, "seq": 3 + n, "x": 1}]
+    table = engine.table_from_rows(rows)
+    shared = _plan(text, statistics=DENSE_K | {"types": {"K": {"rate_mean": 1000}}})
+    assert [g["queries"] for g in shared["sharing"]] == [["q1", "q2", "q3"]]
+    got = run_engine(shared, rows, "auto")
+    want = run_engine(_plan(text, planner="none"), rows, "auto")
+    assert got == want
+    counts = {r["query"]: r["COUNT(*)"] for r in got}
+    assert (counts["q1"] == "OVERFLOW") == (2**n - 1 > 10**38 - 1)
+    report: dict[str, SharedStats] = {}
+    engine.evaluate(shared, table, shared_stats=report)
+    assert (report["g0"].rebases > 0) == (n > 2048)  # coefficients past 2**2048 are rebased
