@@ -1,25 +1,37 @@
 """COGRA (engine.strategies.cogra) on the dissertation's worked examples and against the reference.
 
-Differential tests compare COGRA with the two-step reference (``engine.strategies.reference``)
-on random queries of every granularity: the engine-level random queries of
-``tests/engine/test_greta.py`` (nested Kleene, aliases, negation, adjacent
-predicates, windows, aggregates), the same forced into each COGRA granularity
-(type-grained kernel, type-grained with negation, mixed, pattern), bursty
-streams, and random query *text* through the real parser (``tests/randomized.py``),
-including the columnar entry point with vectorized local predicates. Counts
-too large for the reference are compared with GRETA and with closed forms.
-Long run: ``HYPOTHESIS_PROFILE=thorough pytest tests/engine/test_cogra.py``.
+Every evaluation goes through the engine's one entry (``run_engine`` of
+``tests/unit/engine/engine_adapter.py``: ``engine.evaluate`` with a named
+strategy, so partitioning, pruning and COGRA's kernel over all partitions are
+what is tested) except where COGRA's own public entry points are the subject:
+``run_columns`` / ``run_table`` (one partition as columns, vectorized local
+predicates) and the per-partition ``run`` of the registry for the small-partition
+interpreter, which the entry never takes for type-grained queries.
+
+Differential tests compare COGRA with the two-step reference on random queries
+of every granularity: the engine-level random queries of ``test_greta.py``
+(nested Kleene, aliases, negation, adjacent predicates, windows, aggregates),
+the same forced into each COGRA granularity (type-grained kernel, type-grained
+with negation, mixed, pattern), bursty streams, and random query *text*
+through the real parser (``tests/randomized.py``). COGRA refuses exactly the
+event-grained queries (next-match or contiguous with adjacent predicates or
+negation): each refusal is checked against that rule, each event-grained query
+must be refused, and refusals are counted (``--hypothesis-show-statistics``).
+Counts too large for the reference are compared with GRETA and with closed forms.
+Long run: ``HYPOTHESIS_PROFILE=thorough pytest tests/unit/engine/test_cogra.py``.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from trendlake.engine.events import Event, make_events, partition
 from trendlake.engine.plan import load_plan
@@ -28,7 +40,8 @@ from trendlake.engine.results import finalize, is_equal
 from trendlake.engine.strategies import cogra, greta, reference
 
 from tests.randomized import event_rows, queries
-from tests.unit.engine.handplans import SECOND, fig_2_3_query, query_spec
+from tests.unit.engine.engine_adapter import run_engine
+from tests.unit.engine.handplans import SECOND, fig_2_3_query, plan_of, query_spec
 from tests.unit.engine.test_greta import (
     FIG_2_3,
     compiled,
@@ -48,42 +61,88 @@ from trendlake import engine, optimizer
 ANY = "skip-till-any-match"
 NEXT = "skip-till-next-match"
 CONT = "contiguous"
+OVERFLOW = "OVERFLOW"  # as run_engine reports engine.OVERFLOW
 
 
-@pytest.fixture(autouse=True)
-def kernel_for_every_partition(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tiny partitions normally use the interpreter; here they go through the kernel."""
-    monkeypatch.setattr(cogra, "SMALL_PARTITION", 0)
+@contextmanager
+def patched(owner: Any, name: str, value: Any) -> Iterator[None]:
+    """``owner.name = value`` for the block, restored whatever happens in it."""
+    old = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, old)
 
 
-def final(
-    spec: dict[str, Any], events: list[Event], run: Any = cogra.run
-) -> dict[int, dict[str, Any]]:
-    query = compiled(spec)
-    return {k: finalize(query, r) for k, r in run(query, events).items()}
+def rows_of(events: list[Event]) -> list[dict[str, Any]]:
+    """The entry's input rows (ts in whole seconds) of ``Event`` objects."""
+    assert all(e.ts % SECOND == 0 for e in events)
+    return [{"type": e.type, "ts": e.ts // SECOND, "seq": e.seq, **e.attrs} for e in events]
+
+
+def event_grained(query: CompiledQuery) -> bool:
+    """The queries COGRA refuses (docs/engine.md): next-match or contiguous with adjacent
+    predicates or negation."""
+    return query.semantics != ANY and bool(query.has_adjacent or query.negations)
+
+
+def cogra_rows(plan: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The entry's rows with strategy ``cogra``; None when COGRA refuses the plan's query,
+    which must then be event-grained -- and an event-grained query must be refused."""
+    (spec,) = plan["queries"]
+    query = load_plan(plan).queries[spec["name"]]
+    try:
+        got = run_engine(plan, rows, "cogra")
+    except Unsupported as refused:
+        assert event_grained(query), refused
+        assert str(refused) == cogra.supports(query)
+        event("cogra: refused an event-grained query")
+        return None
+    assert not event_grained(query), "COGRA evaluated an event-grained query"
+    event(f"cogra: {cogra.granularity_of(query)}")
+    return got
+
+
+def rows_equal(got: list[dict], want: list[dict]) -> bool:
+    return len(got) == len(want) and all(
+        g.keys() == w.keys() and all(is_equal(g[k], w[k]) for k in g)
+        for g, w in zip(got, want, strict=True)
+    )
+
+
+def assert_same(spec: dict[str, Any], events: list[Event]) -> None:
+    """COGRA through the entry gives the two-step reference's rows (or refuses, see
+    ``cogra_rows``)."""
+    plan, rows = plan_of(spec), rows_of(events)
+    got = cogra_rows(plan, rows)
+    if got is not None:
+        want = run_engine(plan, rows, "twostep")
+        assert rows_equal(got, want), f"\n{spec}\n{rows}\ngot  {got}\nwant {want}"
+
+
+def final(spec: dict[str, Any], events: list[Event], strategy: str = "cogra") -> dict[int, dict[str, Any]]:
+    """Aggregates per window index of an ungrouped query through the entry."""
+    slide = spec["window"]["slide_us"]
+    out = {}
+    for row in run_engine(plan_of(spec), rows_of(events), strategy):
+        k = row.pop("window_start") // slide
+        del row["query"], row["window_end"]
+        out[k] = row
+    return out
 
 
 def finalized(query: CompiledQuery, results: dict) -> dict[int, dict[str, Any]]:
     return {k: finalize(query, r) for k, r in results.items()}
 
 
-def assert_rows_equal(query: CompiledQuery, got: dict, want: dict, context: Any = None) -> None:
+def assert_results_equal(query: CompiledQuery, got: dict, want: dict, context: Any = None) -> None:
+    """Per-window results of COGRA's own entry points (``run_columns``, ``run``)."""
     g, w = finalized(query, got), finalized(query, want)
     assert sorted(g) == sorted(w), (g, w, context)
     for k in w:
         assert g[k].keys() == w[k].keys()
         assert all(is_equal(g[k][name], w[k][name]) for name in w[k]), (k, g[k], w[k], context)
-
-
-def assert_same(query: CompiledQuery, events: list[Event]) -> None:
-    want = reference.run(query, events)
-    try:
-        got = cogra.run(query, events)
-    except Unsupported:
-        # only event-grained next-match / contiguous queries are left to GRETA
-        assert query.semantics != ANY and (query.has_adjacent or query.negations)
-        return
-    assert_rows_equal(query, got, want, events)
 
 
 # ---------------------------------------------------------------------------
@@ -140,8 +199,11 @@ def test_event_grained_next_match_is_left_to_greta() -> None:
         negations=[["N"]],
         semantics=NEXT,
     )
-    with pytest.raises(Unsupported):
-        cogra.run(compiled(spec), stream("a1 b2"))
+    rows = rows_of(stream("a1 b2 a3 n4 b5"))
+    with pytest.raises(Unsupported, match="skip-till-next-match with negation is event-grained"):
+        run_engine(plan_of(spec), rows, "cogra")
+    # auto takes GRETA: a1 b2; a3's earliest follower b5 comes after n4
+    assert [r["COUNT(*)"] for r in run_engine(plan_of(spec), rows, "auto")] == [1]
 
 
 def kleene(
@@ -175,9 +237,9 @@ def test_count_is_exact_up_to_the_cap_then_overflow() -> None:
     assert got["MIN(A.x)"] == 0
     spec, events = kleene(140)
     got = only(final(spec, events))
-    assert got["COUNT(*)"] is engine.OVERFLOW
-    assert got["COUNT(A)"] is engine.OVERFLOW
-    assert got["SUM(A.x)"] is engine.OVERFLOW
+    assert got["COUNT(*)"] == OVERFLOW
+    assert got["COUNT(A)"] == OVERFLOW
+    assert got["SUM(A.x)"] == OVERFLOW
     assert got["MIN(A.x)"] == 0
 
 
@@ -190,7 +252,7 @@ def test_sum_of_zeros_stays_zero_after_overflow() -> None:
         ],
     )
     events = make_events([{"type": "A", "ts": i + 1, "x": 0} for i in range(900)])
-    assert only(final(spec, events)) == {"COUNT(*)": engine.OVERFLOW, "SUM(A.x)": 0}
+    assert only(final(spec, events)) == {"COUNT(*)": OVERFLOW, "SUM(A.x)": 0}
 
 
 def test_long_bursts_have_closed_forms() -> None:
@@ -222,7 +284,7 @@ def test_saturated_window_is_skipped_but_others_are_exact() -> None:
     )
     rows = [{"type": "A", "ts": i + 1} for i in range(5000)] + [{"type": "B", "ts": 6000}]
     rows += [{"type": "A", "ts": 10_001}, {"type": "A", "ts": 10_002}, {"type": "B", "ts": 10_003}]
-    assert final(spec, make_events(rows)) == {0: {"COUNT(*)": engine.OVERFLOW}, 1: {"COUNT(*)": 3}}
+    assert final(spec, make_events(rows)) == {0: {"COUNT(*)": OVERFLOW}, 1: {"COUNT(*)": 3}}
 
 
 # ---------------------------------------------------------------------------
@@ -298,35 +360,35 @@ def cases(draw: st.DrawFn, shape: str = "any") -> tuple[dict[str, Any], list[Eve
 @given(case=cases())
 def test_cogra_equals_reference(case: tuple[dict[str, Any], list[Event]]) -> None:
     spec, events = case
-    assert_same(compiled(spec), events)
+    assert_same(spec, events)
 
 
 @given(case=cases("type"))
 def test_type_grained_kernel_equals_reference(case: tuple[dict[str, Any], list[Event]]) -> None:
     spec, events = case
-    query = compiled(spec)
-    assert cogra.granularity_of(query) == "type"
-    assert_same(query, events)
+    assert cogra.granularity_of(compiled(spec)) == "type"
+    assert_same(spec, events)
 
 
 @given(case=cases("negation"))
 def test_type_grained_negation_equals_reference(case: tuple[dict[str, Any], list[Event]]) -> None:
     spec, events = case
-    assert_same(compiled(spec), events)
+    assert cogra.granularity_of(compiled(spec)) in ("type", "type+negation")
+    assert_same(spec, events)
 
 
 @given(case=cases("mixed"))
 def test_mixed_grained_equals_reference(case: tuple[dict[str, Any], list[Event]]) -> None:
     spec, events = case
-    assert_same(compiled(spec), events)
+    assert cogra.granularity_of(compiled(spec)) in ("type", "type+negation", "mixed")
+    assert_same(spec, events)
 
 
 @given(case=cases("pattern"))
 def test_pattern_grained_equals_reference(case: tuple[dict[str, Any], list[Event]]) -> None:
     spec, events = case
-    query = compiled(spec)
-    assert cogra.granularity_of(query) == "pattern"
-    assert_same(query, events)
+    assert cogra.granularity_of(compiled(spec)) == "pattern"
+    assert_same(spec, events)
 
 
 @st.composite
@@ -367,45 +429,26 @@ def test_large_counts_equal_greta(case: tuple[dict[str, Any], list[Event]]) -> N
     """Beyond the reference's reach, COGRA equals GRETA, overflow markers included; also
     when windows whose state saturated completely are skipped after every few steps."""
     spec, events = case
-    query = compiled(spec)
-    want = greta.run(query, events)
-    assert_rows_equal(query, cogra.run(query, events), want)
-    chunk = cogra.kernel.CHUNK
-    try:
-        cogra.kernel.CHUNK = 3
-        assert_rows_equal(query, cogra.run(query, events), want)
-    finally:
-        cogra.kernel.CHUNK = chunk
+    plan, rows = plan_of(spec), rows_of(events)
+    want = run_engine(plan, rows, "greta")
+    got = cogra_rows(plan, rows)
+    assert got is not None and rows_equal(got, want), (got, want)
+    with patched(cogra.kernel, "CHUNK", 3):
+        assert rows_equal(run_engine(plan, rows, "cogra"), want)
 
 
 # ---------------------------------------------------------------------------
 # random query text through the parser, rows and columns
 
 
-def evaluate(text: str, rows: list[dict], strategy: str) -> list[dict]:
-    plan = optimizer.build_plan(optimizer.compile_workload(text))
-    return engine.evaluate(
-        plan, engine.table_from_rows(rows), workload_hash=optimizer.workload_hash(text), strategy=strategy
-    )
-
-
-def rows_equal(got: list[dict], want: list[dict]) -> bool:
-    return len(got) == len(want) and all(
-        g.keys() == w.keys() and all(is_equal(g[k], w[k]) for k in g)
-        for g, w in zip(got, want, strict=True)
-    )
-
-
 @given(text=queries(), rows=event_rows(max_events=11))
 def test_parsed_queries_equal_reference(text: str, rows: list[dict]) -> None:
-    want = evaluate(text, rows, "twostep")
-    for strategy in ("auto", "cogra"):
-        try:
-            got = evaluate(text, rows, strategy)
-        except Unsupported:
-            assert strategy == "cogra"
-            continue
-        assert rows_equal(got, want), f"{strategy}\n{text}\n{rows}\ngot  {got}\nwant {want}"
+    plan = optimizer.build_plan(optimizer.compile_workload(text))
+    want = run_engine(plan, rows, "twostep")
+    got = {"auto": run_engine(plan, rows, "auto"), "cogra": cogra_rows(plan, rows)}
+    for strategy, result in got.items():
+        if result is not None:
+            assert rows_equal(result, want), f"{strategy}\n{text}\n{rows}\ngot  {result}\nwant {want}"
 
 
 def columns_of(events: list[Event], names: tuple[str, ...], how: str) -> dict[str, Any]:
@@ -432,18 +475,20 @@ def test_columnar_entry_point_equals_reference(text: str, rows: list[dict], how:
     plan = optimizer.build_plan(optimizer.compile_workload(text))
     spec = plan["queries"][0]
     query = load_plan(plan).queries[spec["name"]]
+    if event_grained(query):
+        with pytest.raises(Unsupported):
+            cogra.run_columns(query, np.array(["A"]), np.array([SECOND]), spec=spec)
+        event("run_columns: refused an event-grained query")
+        return
     events = make_events(rows)
     for part in partition(events, query.partition_by).values():
         want = reference.run(query, part)
         types = np.array([e.type for e in part])
         ts = np.array([e.ts for e in part], dtype=np.int64)
         cols = columns_of(part, ("x", "y", "g", "h"), how)
-        try:
-            got = cogra.run_columns(query, types, ts, cols, spec=spec)
-        except Unsupported:
-            return
+        got = cogra.run_columns(query, types, ts, cols, spec=spec)
         # (float columns turn integer sums and minima into equal floats)
-        assert_rows_equal(query, got, want, (text, rows))
+        assert_results_equal(query, got, want, (text, rows))
 
 
 # ---------------------------------------------------------------------------
@@ -516,13 +561,46 @@ def test_unsorted_columns_are_sorted_stably() -> None:
     assert only(finalized(query, cogra.run_columns(query, types, ts)))["COUNT(*)"] == 43
 
 
+# ---------------------------------------------------------------------------
+# the registry's per-partition run: type-grained partitions below SMALL_PARTITION
+# events take the interpreter, larger ones the kernel (the entry always takes the
+# kernel over all partitions for these queries)
+
+
+@pytest.fixture(params=[0, 10**9], ids=["kernel", "interpreter"])
+def small_partition(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """``cogra.SMALL_PARTITION`` for the whole test (all its examples), restored after it."""
+    monkeypatch.setattr(cogra, "SMALL_PARTITION", request.param)
+    return request.param
+
+
+def test_small_partition_chooses_the_path(small_partition: int) -> None:
+    """The parametrization is not vacuous: below the threshold the kernel is never run."""
+    spec, events = kleene(5)
+
+    def no_kernel(*args: Any) -> None:
+        raise AssertionError("kernel")
+
+    with patched(cogra, "run_kernel", no_kernel):
+        if small_partition:
+            assert only(finalized(compiled(spec), cogra.run(compiled(spec), events)))["COUNT(*)"] == 31
+        else:
+            with pytest.raises(AssertionError, match="kernel"):
+                cogra.run(compiled(spec), events)
+
+
+# the fixture's value is the same for every example of the test
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases("type"))
-def test_small_partitions_take_the_interpreter_with_the_same_results(
-    case: tuple[dict[str, Any], list[Event]],
+def test_per_partition_run_equals_reference(
+    small_partition: int, case: tuple[dict[str, Any], list[Event]]
 ) -> None:
     spec, events = case
     query = compiled(spec)
-    kernel = cogra.run(query, events)
-    cogra.SMALL_PARTITION = 10**9  # restored by the autouse fixture
-    assert_rows_equal(query, cogra.run(query, events), kernel, events)
-    cogra.SMALL_PARTITION = 0
+    got = finalized(query, engine.STRATEGIES["cogra"].run(query, events))
+    got = {k: {a: OVERFLOW if v is engine.OVERFLOW else v for a, v in r.items()} for k, r in got.items()}
+    want = final(spec, events, "twostep")
+    assert sorted(got) == sorted(want), (got, want, events)
+    for k in want:
+        assert got[k].keys() == want[k].keys()
+        assert all(is_equal(got[k][a], want[k][a]) for a in want[k]), (k, got[k], want[k], events)
