@@ -135,19 +135,21 @@ class Far:
     # -- arithmetic ------------------------------------------------------------
 
     def __add__(self, other: Any) -> Any:
-        o = Far.of(other)
-        if not isinstance(o, Far):
+        o = other if other.__class__ is Far else Far.of(other)
+        if o.__class__ is not Far:
             return o
         a, b = (self, o) if self.e >= o.e else (o, self)
-        if not b.m:
+        bm = b.m
+        if not bm:
             return a
         if not a.m:
             return b
+        d = a.e - b.e
         # b below a's last kept bit by a margin: it cannot change the rounded sum's value
         # by more than the rounding itself
-        if b.e + b.m.bit_length() + 2 * FAR_BITS < a.e:
+        if d > bm.bit_length() + 2 * FAR_BITS:
             return a
-        return Far((a.m << (a.e - b.e)) + b.m, b.e)
+        return Far((a.m << d) + bm, b.e)
 
     __radd__ = __add__
 
