@@ -22,6 +22,7 @@ wrong (docs/engine.md, "Aggregates and exactness").
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -217,7 +218,12 @@ class Far:
         return self._sign_of_difference(other) == 0
 
     def __hash__(self) -> int:
-        return hash((self.m, self.e))
+        # Python's numeric hash of m * 2**e, so that a Far number equal to an int or a
+        # float hashes as it does
+        modulus = sys.hash_info.modulus
+        h = abs(self.m) % modulus * pow(2, self.e, modulus) % modulus
+        h = -h if self.m < 0 else h
+        return -2 if h == -1 else h
 
     def __lt__(self, other: Any) -> bool:
         return not _nan(other) and self._sign_of_difference(other) < 0

@@ -322,6 +322,8 @@ def test_far_arithmetic_is_exact_to_its_precision(a: int | float | Far, b: int |
     assert _close(fa * b, xa * xb, abs(xa * xb))
     assert (fa < b) == (xa < xb) or abs(xa - xb) <= magnitude / 2**250
     assert (fa == b) == (xa == xb) or abs(xa - xb) <= magnitude / 2**250
+    if fa == xa:  # not rounded: hashes as the number it equals
+        assert hash(fa) == hash(xa)
     if xb:
         try:
             q = fa.ratio(b)
