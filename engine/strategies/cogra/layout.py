@@ -239,8 +239,8 @@ class Layout:
     def _times(self, count: str, value: str) -> str:
         """An expression of a sum contribution ``count * value`` (a float value times a
         count past the float range is a Far number in exact mode)."""
-        if self.exact:
-            return f"SCX({value}, {count})"
+        if self.exact:  # an int value cannot leave a range: multiplied inline
+            return f"({count} * {value} if {value}.__class__ is int else SCX({value}, {count}))"
         return f"{count} * {value}"
 
     def _compile(self) -> None:
