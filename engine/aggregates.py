@@ -6,14 +6,23 @@ or a list ``[count, count_E..., sum..., min..., max...]`` with the keys in
 sorted order (:class:`Algebra`); a window's contribution is a
 :class:`WindowResult`, merged across partitions with :func:`merge`.
 
-Counts are Python ints saturated to ``NAN`` beyond ``CAP`` (:func:`sat`,
-sticky under + and *); partial sums saturate beyond ``SUM_BOUND``
-(:func:`sum_sat`); ``0 * overflow`` stays 0 (:func:`scale`). A result is
-exact or marked as overflowed, never wrong (docs/engine.md, "Exactness").
+Two modes (``Algebra.exact``). A query without AVG keeps counts as Python ints
+saturated to ``NAN`` beyond ``CAP`` (:func:`sat`, sticky under + and *);
+partial sums saturate beyond ``SUM_BOUND`` (:func:`sum_sat`); ``0 * overflow``
+stays 0 (:func:`scale`). A query with AVG keeps counts and sums exact
+(:func:`norm`, :func:`scale_exact`): ints while their magnitude is at most
+``BIG``, floats up to ``FLOAT_BIG``, and beyond that :class:`Far` numbers of
+``FAR_BITS`` significant bits and unbounded exponent, so that AVG, the sum over
+the count, is right to float precision however many trends there are. Whether
+a COUNT or SUM fits its result column is decided at output
+(``engine.results.finalize``). A result is exact or marked as overflowed, never
+wrong (docs/engine.md, "Aggregates and exactness").
 """
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,22 +30,29 @@ from typing import Any
 from trendlake.engine.query import CompiledQuery
 
 __all__ = [
+    "BIG",
     "CAP",
+    "FAR_BITS",
+    "FLOAT_BIG",
     "NAN",
     "SUM_BOUND",
     "Aggs",
     "Algebra",
+    "Far",
     "WindowResult",
     "copy_aggs",
+    "exact_mode",
     "from_state",
     "max_present",
     "merge",
     "merge_aggs",
     "merge_into",
     "min_present",
+    "norm",
     "results_of",
     "sat",
     "scale",
+    "scale_exact",
     "sum_sat",
     "to_state",
 ]
@@ -47,6 +63,15 @@ NAN = float("nan")
 # CAP, which bounds sums over non-saturated counts far below this; the bound only stops the
 # unbounded growth of sums propagated from events whose downstream trend counts saturated.
 SUM_BOUND = CAP * CAP
+
+# Exact mode (queries with AVG): ints are kept exact up to BIG (about 10**602, 604 digits: far
+# below Python's 4300-digit limit of int <-> str conversion, which JSON states go through),
+# floats up to FLOAT_BIG (a burst step multiplies by at most 2**120, the float range ends at
+# 2**1024); beyond, a value becomes a Far number.
+BIG = 1 << 2000
+FLOAT_BIG = 2.0**800
+FAR_BITS = 256  # significant bits of a Far number (relative rounding error 2**-256 per step)
+_INF = float("inf")
 
 Agg = Any  # a number (COUNT(*) only) or a list laid out by Algebra
 Aggs = dict[int, Agg]  # window index -> aggregate
@@ -69,6 +94,191 @@ def scale(value: int | float, count: int | float) -> int | float:
     if value == 0 or count == 0:
         return 0
     return value * count
+
+
+class Far:
+    """``m * 2**e``: a number beyond the exact range of a state, rounded to ``FAR_BITS``
+    significant bits of ``m`` (an int), with an unbounded exponent ``e``.
+
+    Arithmetic with ints, finite floats and Far numbers gives Far numbers (a NaN or
+    infinite float operand gives that float); every operation rounds once, to
+    ``FAR_BITS`` bits, so the ratio of two Far numbers (:meth:`ratio`) is right to float
+    precision after billions of steps. Only queries with AVG (exact mode) create them.
+    """
+
+    __slots__ = ("e", "m")
+
+    def __init__(self, m: int, e: int) -> None:
+        if m:
+            n = abs(m).bit_length() - FAR_BITS
+            if n > 0:  # round half up in magnitude to FAR_BITS bits
+                half = 1 << (n - 1)
+                m = (m + half) >> n if m > 0 else -((half - m) >> n)
+                e += n
+        else:
+            e = 0
+        self.m = m
+        self.e = e
+
+    @staticmethod
+    def of(value: Any) -> Any:
+        """``value`` as a Far number (exactly for ints and floats, before rounding); a NaN or
+        infinite float is returned as it is."""
+        if isinstance(value, Far):
+            return value
+        if isinstance(value, float):
+            if value != value or value in (_INF, -_INF):
+                return value
+            num, den = value.as_integer_ratio()
+            return Far(num, 1 - den.bit_length())
+        return Far(int(value), 0)
+
+    # -- arithmetic ------------------------------------------------------------
+
+    def __add__(self, other: Any) -> Any:
+        o = other if other.__class__ is Far else Far.of(other)
+        if o.__class__ is not Far:
+            return o
+        a, b = (self, o) if self.e >= o.e else (o, self)
+        bm = b.m
+        if not bm:
+            return a
+        if not a.m:
+            return b
+        d = a.e - b.e
+        # b below a's last kept bit by a margin: it cannot change the rounded sum's value
+        # by more than the rounding itself
+        if d > bm.bit_length() + 2 * FAR_BITS:
+            return a
+        return Far((a.m << d) + bm, b.e)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Far:
+        return Far(-self.m, self.e)
+
+    def __pos__(self) -> Far:
+        return self
+
+    def __abs__(self) -> Far:
+        return Far(abs(self.m), self.e)
+
+    def __sub__(self, other: Any) -> Any:
+        o = Far.of(other)
+        return self + (-o if isinstance(o, Far) else -o)
+
+    def __rsub__(self, other: Any) -> Any:
+        return (-self) + other
+
+    def __mul__(self, other: Any) -> Any:
+        if isinstance(other, int):
+            return Far(self.m * other, self.e)
+        o = Far.of(other)
+        if not isinstance(o, Far):
+            return o * float(self.m)  # NaN or +-inf (times the sign of self)
+        return Far(self.m * o.m, self.e + o.e)
+
+    __rmul__ = __mul__
+
+    def ratio(self, other: Any) -> float:
+        """``self / other`` rounded to a float; OverflowError past the float range,
+        ZeroDivisionError for a zero ``other``."""
+        o = Far.of(other)
+        if not isinstance(o, Far):
+            return float(self) / o
+        if not self.m:
+            return 0.0
+        return math.ldexp(self.m / o.m, self.e - o.e)
+
+    def __float__(self) -> float:
+        return math.ldexp(float(self.m), self.e)
+
+    # -- comparisons -------------------------------------------------------------
+
+    def _sign_of_difference(self, other: Any) -> int:
+        o = Far.of(other)
+        if not isinstance(o, Far):
+            return 1 if o < 0 else -1  # an infinite float
+        # different signs, or top bits two or more apart: decided without subtracting
+        sa, sb = (self.m > 0) - (self.m < 0), (o.m > 0) - (o.m < 0)
+        if sa != sb:
+            return 1 if sa > sb else -1
+        if sa:
+            ta, tb = self.e + abs(self.m).bit_length(), o.e + abs(o.m).bit_length()
+            if ta > tb + 1:
+                return sa
+            if tb > ta + 1:
+                return -sa
+        d = (self + -o).m
+        return (d > 0) - (d < 0)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (int, float, Far)) or _nan(other):
+            return False
+        return self._sign_of_difference(other) == 0
+
+    def __hash__(self) -> int:
+        # Python's numeric hash of m * 2**e, so that a Far number equal to an int or a
+        # float hashes as it does
+        modulus = sys.hash_info.modulus
+        h = abs(self.m) % modulus * pow(2, self.e, modulus) % modulus
+        h = -h if self.m < 0 else h
+        return -2 if h == -1 else h
+
+    def __lt__(self, other: Any) -> bool:
+        return not _nan(other) and self._sign_of_difference(other) < 0
+
+    def __le__(self, other: Any) -> bool:
+        return not _nan(other) and self._sign_of_difference(other) <= 0
+
+    def __gt__(self, other: Any) -> bool:
+        return not _nan(other) and self._sign_of_difference(other) > 0
+
+    def __ge__(self, other: Any) -> bool:
+        return not _nan(other) and self._sign_of_difference(other) >= 0
+
+    def __bool__(self) -> bool:
+        return self.m != 0
+
+    def __repr__(self) -> str:
+        return f"Far({self.m}, {self.e})"
+
+
+def _nan(x: Any) -> bool:
+    return isinstance(x, float) and x != x
+
+
+def exact_mode(query: CompiledQuery) -> bool:
+    """Whether the query's state is kept exact (it asks for an AVG), not saturated."""
+    return any(agg.fn == "avg" for agg in query.aggregates)
+
+
+def norm(value: Any) -> Any:
+    """An exact-mode state value as kept: an int up to ``BIG``, a float up to ``FLOAT_BIG``
+    in magnitude, else a :class:`Far` number (a Far number stays one)."""
+    t = type(value)
+    if t is int:
+        return value if -BIG <= value <= BIG else Far(value, 0)
+    if t is float:
+        if -FLOAT_BIG <= value <= FLOAT_BIG or value != value:
+            return value
+        return Far.of(value)
+    return value
+
+
+def scale_exact(value: Any, count: Any) -> Any:
+    """``value * count`` for a sum contribution in exact mode (:func:`norm`'d); a float value
+    times a count past the float range is computed as a Far number."""
+    if value == 0 or count == 0:
+        return 0
+    try:
+        r = value * count
+    except OverflowError:  # a float times an int beyond the float range
+        return Far.of(value) * count
+    if type(r) is float and not -FLOAT_BIG <= r <= FLOAT_BIG:
+        far = Far.of(value)
+        return far * count if isinstance(far, Far) else r
+    return norm(r)
 
 
 def min_present(a: Any, b: Any) -> Any:
@@ -100,9 +310,13 @@ class WindowResult:
     maxs: dict[tuple[str, str], Any] = field(default_factory=dict)
 
 
-def _add(a: int | float, b: int | float) -> int | float:
-    total = a + b
-    return NAN if isinstance(total, int) and abs(total) > CAP else total
+def _add(a: Any, b: Any) -> Any:
+    """The sum of two partitions' values. Merging is not repeated along a stream, so the
+    value is not saturated here (``finalize`` decides OVERFLOW); it is only kept bounded."""
+    try:
+        return norm(a + b)
+    except OverflowError:  # a float plus an int beyond the float range
+        return Far.of(a) + b
 
 
 def merge(into: WindowResult, other: WindowResult) -> WindowResult:
@@ -133,12 +347,22 @@ def merge_into(partials: dict[Any, WindowResult], key: Any, result: WindowResult
         partials[key] = result
 
 
+def _encode(x: Any) -> Any:
+    return {"far": [x.m, x.e]} if isinstance(x, Far) else x
+
+
+def _decode(x: Any) -> Any:
+    return Far(*x["far"]) if isinstance(x, dict) else x
+
+
 def to_state(result: WindowResult) -> dict[str, Any]:
-    """A JSON-able form of a partial result (NAN stays a float NaN)."""
+    """A JSON-able form of a partial result: exact ints (at most ``BIG``, so within the
+    int <-> str digit limit) and floats as they are (NAN stays a float NaN), a Far number
+    as ``{"far": [m, e]}``."""
     return {
-        "trends": result.trends,
-        "counts": result.counts,
-        "sums": [[v, a, x] for (v, a), x in result.sums.items()],
+        "trends": _encode(result.trends),
+        "counts": {v: _encode(x) for v, x in result.counts.items()},
+        "sums": [[v, a, _encode(x)] for (v, a), x in result.sums.items()],
         "mins": [[v, a, x] for (v, a), x in result.mins.items()],
         "maxs": [[v, a, x] for (v, a), x in result.maxs.items()],
     }
@@ -147,9 +371,9 @@ def to_state(result: WindowResult) -> dict[str, Any]:
 def from_state(state: dict[str, Any]) -> WindowResult:
     """The partial result of a :func:`to_state` form."""
     return WindowResult(
-        trends=state["trends"],
-        counts=dict(state["counts"]),
-        sums={(v, a): x for v, a, x in state["sums"]},
+        trends=_decode(state["trends"]),
+        counts={v: _decode(x) for v, x in state["counts"].items()},
+        sums={(v, a): _decode(x) for v, a, x in state["sums"]},
         mins={(v, a): x for v, a, x in state["mins"]},
         maxs={(v, a): x for v, a, x in state["maxs"]},
     )
@@ -171,6 +395,11 @@ class Algebra:
         self.min_keys = sorted(needs.mins)
         self.max_keys = sorted(needs.maxs)
         self.scalar = not (self.count_vars or self.sum_keys or self.min_keys or self.max_keys)
+        # exact mode (an AVG): values kept exact (norm), else saturated (sat / sum_sat)
+        self.exact = exact_mode(query)
+        self.sat: Callable[[Any], Any] = norm if self.exact else sat
+        self.sum_sat: Callable[[Any], Any] = norm if self.exact else sum_sat
+        self.scale: Callable[[Any, Any], Any] = scale_exact if self.exact else scale
         self.n_counts = 1 + len(self.count_vars)
         self.n_additive = self.n_counts + len(self.sum_keys)
         self.n_min = self.n_additive + len(self.min_keys)
@@ -245,6 +474,7 @@ class Algebra:
         own_maxs = self.own_maxs[var]
         n_counts = self.n_counts
         n_additive = self.n_additive
+        keep_count, keep_sum, times = self.sat, self.sum_sat, self.scale
         for k in windows:
             a = acc.get(k)
             start = starts is not None and starts(k)
@@ -255,14 +485,14 @@ class Algebra:
             if start:
                 a[0] += 1
             for i in range(n_counts):
-                a[i] = sat(a[i])
+                a[i] = keep_count(a[i])
             for i in range(n_counts, n_additive):
-                a[i] = sum_sat(a[i])
+                a[i] = keep_sum(a[i])
             c = a[0]
             for i in own_counts:
-                a[i] = sat(a[i] + c)
+                a[i] = keep_count(a[i] + c)
             for i, attr in own_sums:
-                a[i] = sum_sat(a[i] + scale(attrs[attr], c))
+                a[i] = keep_sum(a[i] + times(attrs[attr], c))
             for i, attr in own_mins:
                 v = attrs[attr]
                 if a[i] is None or v < a[i]:
@@ -279,10 +509,11 @@ class Algebra:
         if self.scalar:
             return WindowResult(trends=a)
         n_counts, n_additive, n_min = self.n_counts, self.n_additive, self.n_min
+        keep_count, keep_sum = self.sat, self.sum_sat
         return WindowResult(
-            trends=sat(a[0]),
-            counts={v: sat(a[1 + i]) for i, v in enumerate(self.count_vars)},
-            sums={key: sum_sat(a[n_counts + i]) for i, key in enumerate(self.sum_keys)},
+            trends=keep_count(a[0]),
+            counts={v: keep_count(a[1 + i]) for i, v in enumerate(self.count_vars)},
+            sums={key: keep_sum(a[n_counts + i]) for i, key in enumerate(self.sum_keys)},
             mins={
                 key: a[n_additive + i]
                 for i, key in enumerate(self.min_keys)

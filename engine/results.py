@@ -1,8 +1,12 @@
 """Finishing per-window aggregate states into result columns, and the overflow marker.
 
-The states themselves (``WindowResult``, ``merge``, saturation) are defined in
-``engine.aggregates`` and re-exported here. A count that saturated (``NAN``)
-finalizes to ``OVERFLOW``: a result is exact or marked, never wrong.
+The states themselves (``WindowResult``, ``merge``, saturation, exact mode) are
+defined in ``engine.aggregates`` and re-exported here. OVERFLOW is decided here,
+at output: a COUNT or SUM whose exact value exceeds a decimal(38,0) column
+(``CAP``), or that saturated (``NAN``) or left the exact range (a ``Far``
+number), is ``OVERFLOW``; AVG is the exact sum over the exact count rounded once
+to a float (to float precision when they are Far numbers), a number whenever
+that is finite. A result is exact or marked, never wrong.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 from trendlake.engine.aggregates import (
     CAP,
     NAN,
+    Far,
     WindowResult,
     from_state,
     merge,
@@ -59,12 +64,32 @@ class _Overflow:
 OVERFLOW = _Overflow()
 
 
-def _exact(value: int | float) -> Any:
-    if isinstance(value, float) and math.isnan(value):
+def _exact(value: Any) -> Any:
+    """A COUNT or SUM as reported: the value, or OVERFLOW when it does not fit a
+    decimal(38,0) column, saturated (NaN, not finite) or is no longer exact (Far)."""
+    if isinstance(value, Far):
+        return OVERFLOW
+    if isinstance(value, float) and not math.isfinite(value):
         return OVERFLOW
     if abs(value) > CAP:
         return OVERFLOW
     return value
+
+
+def _mean(total: Any, n: Any) -> Any:
+    """AVG: ``total / n`` rounded once to a float (exactly rounded for ints of any size);
+    None without events; OVERFLOW when it is not finite or a saturated value is involved."""
+    for v in (total, n):
+        if isinstance(v, float) and not math.isfinite(v):
+            return OVERFLOW
+    if n == 0:
+        return None
+    try:
+        if type(total) is int and type(n) is int:
+            return total / n  # int / int: correctly rounded, whatever their size
+        return Far.of(total).ratio(n)
+    except OverflowError:
+        return OVERFLOW
 
 
 def finalize(query: CompiledQuery, result: WindowResult) -> dict[str, Any]:
@@ -78,14 +103,9 @@ def finalize(query: CompiledQuery, result: WindowResult) -> dict[str, Any]:
         elif agg.fn == "sum":
             out[agg.name] = _exact(result.sums.get((agg.var, agg.attr), 0))
         elif agg.fn == "avg":
-            total = _exact(result.sums.get((agg.var, agg.attr), 0))
-            n = _exact(result.counts.get(agg.var, 0))
-            if n == 0:
-                out[agg.name] = None
-            elif total is OVERFLOW or n is OVERFLOW:
-                out[agg.name] = OVERFLOW
-            else:
-                out[agg.name] = total / n
+            out[agg.name] = _mean(
+                result.sums.get((agg.var, agg.attr), 0), result.counts.get(agg.var, 0)
+            )
         elif agg.fn == "min":
             out[agg.name] = result.mins.get((agg.var, agg.attr))
         elif agg.fn == "max":

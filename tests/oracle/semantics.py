@@ -257,7 +257,9 @@ def _finish(q: Query, acc: Acc) -> dict[str, Any]:
             out[a["name"]] = _exact(acc.sums.get(key, 0))
         elif fn == "avg":
             n, s = acc.counts.get(a["var"], 0), acc.sums.get(key, 0)
-            out[a["name"]] = None if n == 0 else ("OVERFLOW" if "OVERFLOW" in (_exact(n), _exact(s)) else s / n)
+            # the exact sum over the exact count, rounded once (int / int is correctly rounded);
+            # a count or sum past CAP does not make the mean overflow
+            out[a["name"]] = None if n == 0 else s / n
         elif fn == "min":
             out[a["name"]] = min(vals) if vals else None
         elif fn == "max":

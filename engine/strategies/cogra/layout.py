@@ -6,20 +6,25 @@ from collections.abc import Callable
 from typing import Any
 
 from trendlake.engine.aggregates import (
+    BIG,
     CAP,
+    FLOAT_BIG,
     NAN,
     SUM_BOUND,
     Algebra,
     WindowResult,
     max_present,
     min_present,
+    norm,
     sat,
-    scale,
+    scale_exact,
     sum_sat,
 )
 from trendlake.engine.query import CompiledQuery
 
-LIMIT = 120  # longest burst collapsed into one step (2**LIMIT * CAP**2 stays far below float range)
+# longest burst collapsed into one step (2**LIMIT * CAP**2, and in exact mode
+# 2**LIMIT * FLOAT_BIG, stay below the float range)
+LIMIT = 120
 POW = [1 << k for k in range(LIMIT + 1)]
 HALF = [0] + [1 << (k - 1) for k in range(1, LIMIT + 1)]
 
@@ -30,7 +35,9 @@ class Layout:
     The state of one window is a flat tuple: per positive variable V (in
     pattern order) its aggregate in the one layout of ``engine.aggregates.Algebra``:
     ``count(V)``, then ``count_E(V)`` per COUNT(E) variable, ``sum(V)`` per SUM
-    key, ``min(V)`` per MIN key, ``max(V)`` per MAX key.
+    key, ``min(V)`` per MIN key, ``max(V)`` per MAX key. Counts and sums saturate
+    as in ``Algebra``, or in its exact mode (a query with AVG) are kept exact
+    (``aggregates.norm``).
     """
 
     _cache: dict[int, Layout] = {}
@@ -51,6 +58,8 @@ class Layout:
         self.vars = list(q.positive)
         self.index = {v: i for i, v in enumerate(self.vars)}
         alg = Algebra(q)
+        self.alg = alg
+        self.exact = alg.exact
         self.cvars = alg.count_vars
         self.skeys = alg.sum_keys
         self.nkeys = alg.min_keys
@@ -90,7 +99,8 @@ class Layout:
         for _ in range(nv):
             zero += alg.zero
         self.zero = tuple(zero)
-        self.frozen_ok = not (self.nkeys or self.xkeys)
+        # an all-NaN state never changes again (exact mode has no NaN, it never freezes)
+        self.frozen_ok = not (self.nkeys or self.xkeys or self.exact)
         self.rank = self._simultaneous_order()
         self._make: Callable[..., Any] | None = None
         self._result: Callable[[tuple], WindowResult | None] | None = None
@@ -172,10 +182,10 @@ class Layout:
         loop = self.selfloop[i] and not simultaneous
         if loop:
             lines += [f"u = c{i} + s", "if u:"]
-            body = ["P = POW[k]", f"c{i} = u * P - s", f"if c{i} > CAP: c{i} = NAN"]
+            body = ["P = POW[k]", f"c{i} = u * P - s", self._keep_count(f"c{i}")]
         else:
             lines += ["if s:"]
-            body = [f"c{i} = c{i} + k * s", f"if c{i} > CAP: c{i} = NAN"]
+            body = [f"c{i} = c{i} + k * s", self._keep_count(f"c{i}")]
         for j, e in enumerate(self.cvars):
             sw = " + ".join(f"w{p}_{j}" for p in others) or "0"
             own = e == var
@@ -183,7 +193,7 @@ class Layout:
                 expr = f"(w{i}_{j} + sw) * P - sw" + (" + k * HALF[k] * u" if own else "")
             else:
                 expr = f"w{i}_{j} + k * sw" + (" + k * s" if own else "")
-            body += [f"sw = {sw}", f"w{i}_{j} = {expr}", f"if w{i}_{j} > CAP: w{i}_{j} = NAN"]
+            body += [f"sw = {sw}", f"w{i}_{j} = {expr}", self._keep_count(f"w{i}_{j}")]
         for j, (e, attr) in enumerate(self.skeys):
             sz = " + ".join(f"z{p}_{j}" for p in others) or "0"
             own = e == var
@@ -191,12 +201,12 @@ class Layout:
             if loop:
                 body += [f"sz = {sz}", f"t = (z{i}_{j} + sz) * P - sz"]
                 if own:
-                    body += [f"if s{a}_: t = t + HALF[k] * u * s{a}_"]
+                    body += [f"if s{a}_: t = t + {self._times('HALF[k] * u', f's{a}_')}"]
             else:
                 body += [f"sz = {sz}", f"t = z{i}_{j} + k * sz" if sz != "0" else f"t = z{i}_{j}"]
                 if own:
-                    body += [f"if s{a}_: t = t + s * s{a}_"]
-            body += [f"z{i}_{j} = t if -SB <= t <= SB else NAN"]
+                    body += [f"if s{a}_: t = t + {self._times('s', f's{a}_')}"]
+            body += [f"z{i}_{j} = {self._keep_sum('t')}"]
         for prefix, keys, col, fn in (
             ("n", self.nkeys, "mn", "min_present"),
             ("x", self.xkeys, "mx", "max_present"),
@@ -213,6 +223,26 @@ class Layout:
         lines += ["    " + b for b in body]
         return lines
 
+    def _keep_count(self, name: str) -> str:
+        """Step code bounding a count: saturated to NaN past CAP, or in exact mode kept
+        exact (an int up to BIG, else a Far number)."""
+        if self.exact:
+            return f"if {name} > BIG: {name} = NORM({name})"
+        return f"if {name} > CAP: {name} = NAN"
+
+    def _keep_sum(self, name: str) -> str:
+        """An expression of a sum as kept (see ``_keep_count``; floats up to FLOAT_BIG)."""
+        if self.exact:
+            return f"{name} if -FB <= {name} <= FB else NORM({name})"
+        return f"{name} if -SB <= {name} <= SB else NAN"
+
+    def _times(self, count: str, value: str) -> str:
+        """An expression of a sum contribution ``count * value`` (a float value times a
+        count past the float range is a Far number in exact mode)."""
+        if self.exact:  # an int value cannot leave a range: multiplied inline
+            return f"({count} * {value} if {value}.__class__ is int else SCX({value}, {count}))"
+        return f"{count} * {value}"
+
     def _compile(self) -> None:
         namespace: dict[str, Any] = {
             "POW": POW,
@@ -220,6 +250,10 @@ class Layout:
             "CAP": CAP,
             "NAN": NAN,
             "SB": SUM_BOUND,
+            "BIG": BIG,
+            "FB": FLOAT_BIG,
+            "NORM": norm,
+            "SCX": scale_exact,
             "WR": WindowResult,
             "sat": sat,
             "sum_sat": sum_sat,
@@ -243,6 +277,7 @@ class Layout:
 
     def group_step(self, infos: list[tuple[int, dict[str, Any]]], st: tuple) -> tuple:
         stride, o_w, o_z, o_n, o_x = self.stride, self.o_w, self.o_z, self.o_n, self.o_x
+        keep_count, keep_sum, times = self.alg.sat, self.alg.sum_sat, self.alg.scale
         out = list(st)
         for v, values in infos:
             preds = self.preds[v]
@@ -260,7 +295,7 @@ class Layout:
                     w += st[p * stride + o_w + j]
                 out[base + o_w + j] += w
             for j, (e, attr) in enumerate(self.skeys):
-                z: Any = scale(values[attr], n) if e == var else 0
+                z: Any = times(values[attr], n) if e == var else 0
                 for p in preds:
                     z += st[p * stride + o_z + j]
                 out[base + o_z + j] += z
@@ -281,9 +316,9 @@ class Layout:
         for v in range(len(self.vars)):
             base = v * stride
             for i in range(base, base + o_z):
-                out[i] = sat(out[i])
+                out[i] = keep_count(out[i])
             for i in range(base + o_z, base + o_n):
-                out[i] = sum_sat(out[i])
+                out[i] = keep_sum(out[i])
         return tuple(out)
 
     # -- reading a window's result --------------------------------------------
@@ -303,21 +338,22 @@ class Layout:
         state = ", ".join(self.state_names()) + ","
         ends = self.end
         total = " + ".join(f"c{v}" for v in ends) or "0"
+        keep_count, keep_sum = ("NORM", "NORM") if self.exact else ("sat", "sum_sat")
         out = [
             "def result(st):",
             f"    {state} = st",
             f"    t = {total}",
-            "    if t > CAP: t = NAN",
+            "    t = NORM(t)" if self.exact else "    if t > CAP: t = NAN",
             "    if not t: return None",
             "    counts = {"
             + ", ".join(
-                f"{e!r}: sat({' + '.join(f'w{v}_{j}' for v in ends)})"
+                f"{e!r}: {keep_count}({' + '.join(f'w{v}_{j}' for v in ends)})"
                 for j, e in enumerate(self.cvars)
             )
             + "}",
             "    sums = {"
             + ", ".join(
-                f"{key!r}: sum_sat({' + '.join(f'z{v}_{j}' for v in ends)})"
+                f"{key!r}: {keep_sum}({' + '.join(f'z{v}_{j}' for v in ends)})"
                 for j, key in enumerate(self.skeys)
             )
             + "}",
