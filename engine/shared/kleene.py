@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import NAN, max_present, min_present, sat, sum_sat
+from trendlake.engine.aggregates import NAN, max_present, min_present, norm, sat, sum_sat
 from trendlake.engine.query import ANY, CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.layout import Layout
@@ -133,6 +133,9 @@ class _Member:
         assert self.rank is not None
         self.before = [self.rank[v] < self.rank[i] for v in range(self.nv)]
         self.kernel: Any = None
+        # how the member's own step code bounds values: saturation, or exact (queries with AVG)
+        self.keep_count = norm if layout.exact else sat
+        self.keep_sum = norm if layout.exact else sum_sat
 
     def compile(self) -> None:
         # the generated kernel applies a block of (code, k, stats...) rows to a state
@@ -208,7 +211,7 @@ def run_group(
         nan = u != u
         f_rel = win.F // e.F
         new = list(st)
-        new[base] = NAN if nan else sat(u * f_rel - s)
+        new[base] = NAN if nan else m.keep_count(u * f_rel - s)
         if lay.cvars:
             g_rel = (win.G - e.G * f_rel) // e.F
             for jj, ev in enumerate(lay.cvars):
@@ -217,7 +220,7 @@ def run_group(
                     sw += st[p * stride + o_w + jj]
                 w0 = st[base + o_w + jj] + sw
                 w = w0 * f_rel + (u * g_rel if ev == m.var else 0)
-                new[base + o_w + jj] = sat(w - sw)
+                new[base + o_w + jj] = m.keep_count(w - sw)
         for jj, (ev, a) in enumerate(lay.skeys):
             sz = 0
             for p in m.others:
@@ -231,7 +234,7 @@ def run_group(
                         z = NAN
                 elif h_rel:
                     z = z + u * h_rel
-            new[base + o_z + jj] = sum_sat(z - sz)
+            new[base + o_z + jj] = m.keep_sum(z - sz)
         for keys, off, fn, pos in ((lay.nkeys, o_n, min_present, 3), (lay.xkeys, o_x, max_present, 4)):
             for jj, (ev, a) in enumerate(keys):
                 mm = st[base + off + jj]

@@ -219,7 +219,7 @@ def test_overflowing_counts_equal_each_query_alone(n: int, x: int) -> None:
     """Long bursts: counts pass 10**38 - 1 (OVERFLOW) at about 127 events of K+; the shared
     executor's exact coefficients saturate exactly where each query alone does."""
     text = """QUERY q1 RETURN COUNT(*), COUNT(K), SUM(K.x), MAX(K.x) PATTERN SEQ(A, K+) WITHIN 1 hour;
-              QUERY q2 RETURN COUNT(*), SUM(K.x), MIN(K.x) PATTERN SEQ(B, K+, C) WITHIN 1 hour;
+              QUERY q2 RETURN COUNT(*), SUM(K.x), MIN(K.x), AVG(K.x) PATTERN SEQ(B, K+, C) WITHIN 1 hour;
               QUERY q3 RETURN COUNT(*), MAX(K.x) PATTERN SEQ(K+, C) WITHIN 1 hour;"""
     rows = [{"type": "A", "ts": 0, "seq": 0, "x": 1}, {"type": "B", "ts": 1, "seq": 1, "x": 1}]
     rows += [{"type": "K", "ts": 2 + i, "seq": 2 + i, "x": x} for i in range(n)]
