@@ -60,15 +60,17 @@ def rates_for(statistics: dict[str, Any] | None, within_us: int, types: set[str]
 
 
 def hamlet_static_cost(
-    k_steps: float, other_steps: dict[str, float], snapshot_cost: float
+    k_events: float, k_steps: dict[str, float], other_steps: dict[str, float], snapshot_cost: float
 ) -> tuple[float, float]:
     """(shared, non-shared) cost per window of a group sharing a Kleene type.
 
-    Non-shared, every query steps through the shared type's bursts itself:
-    ``Σ_q (k + other_q)``. Shared, the bursts are stepped through once and every
-    step of a query's own types first brings the query up to date from the shared
-    coefficients (a snapshot): ``k + Σ_q other_q (1 + snapshot_cost)``.
+    Non-shared, each query ``q`` runs its own type-grained kernel: one step per burst of the
+    shared type between its own events (``k_steps[q]``) plus one per burst of its own types
+    (``other_steps[q]``): ``Σ_q (k_q + other_q)``. Shared, the executor updates the shared
+    coefficients once per time stamp of the shared type (``k_events``) and brings a query up to
+    date before each of its own steps, which costs ``snapshot_cost`` steps more than the step:
+    ``k_events + Σ_q other_q (1 + snapshot_cost)``.
     """
-    non_shared = sum(k_steps + o for o in other_steps.values())
-    shared = k_steps + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())
+    non_shared = sum(k_steps[q] + other_steps[q] for q in other_steps)
+    shared = k_events + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())
     return shared, non_shared

@@ -175,7 +175,10 @@ def run_group(
     names = sorted({a for m in members for a in m.layout.attrs})
     cols = {a: _column(attrs, a, idx) for a in names}
     k_attrs = sorted({a for m in members for a in m.layout.own[m.i]})
-    int_attrs = {a for a in k_attrs if isinstance(cols[a], np.ndarray) and cols[a].dtype.kind in "iu"}
+    # the shared coefficients H of an attribute are exact integers: ints as they are, floats
+    # scaled by the power of two that makes every value of the column an integer
+    scale = {a: _scale(cols[a], kmask) for a in k_attrs}
+    int_attrs = {a for a, sc in scale.items() if sc is not None}
     first = members[0].query
     within, slide = first.within, first.slide
     out: dict[str, dict[tuple[int, int], WindowResult]] = {m.query.name: {} for m in members}
@@ -233,7 +236,8 @@ def run_group(
                     if any(step[2][a] for step in win.steps[e.epoch:]):
                         z = NAN
                 elif h_rel:
-                    z = z + u * h_rel
+                    sc = scale.get(a)
+                    z = z + (u * h_rel if sc is None or sc == 1 else _over(u * h_rel, sc))
             new[base + o_z + jj] = m.keep_sum(z - sz)
         for keys, off, fn, pos in ((lay.nkeys, o_n, min_present, 3), (lay.xkeys, o_x, max_present, 4)):
             for jj, (ev, a) in enumerate(keys):
@@ -274,13 +278,14 @@ def run_group(
             st = bring_up_to_date(win, j, e)
             e.st = m.kernel(st, steps)
 
-    def member_steps(j: int, rows: list[int], before: bool) -> list[tuple]:
-        """The rank-ordered steps of member j's rows of one time stamp (one per variable)."""
+    def member_steps(j: int, rows: list[int], before: bool | None) -> list[tuple]:
+        """The rank-ordered steps of member j's rows of one time stamp (one per variable),
+        of the variables ranked before K (``before``), after it (not ``before``) or all (None)."""
         m = members[j]
         by_var: dict[int, list[int]] = {}
         for r in rows:
             v = code_lists[j][r]
-            if m.before[v] == before:
+            if before is None or m.before[v] == before:
                 by_var.setdefault(v, []).append(r)
         steps = []
         for v in sorted(by_var, key=lambda x: m.rank[x]):
@@ -297,42 +302,76 @@ def run_group(
             steps.append(tuple(row))
         return steps
 
-    pos = 0
-    while pos < n:
-        t = ts_l[pos]
-        p_id = kid_l[pos]
-        end = pos + 1
-        while end < n and ts_l[end] == t and kid_l[end] == p_id:
-            end += 1
+    # time-stamp groups of a partition, and per group the (member, row) pairs of the
+    # members' own (non-K) events, in row order
+    newg = np.ones(n, dtype=bool)
+    if n > 1:
+        ts_arr = np.asarray(ts_l, dtype=np.int64)
+        newg[1:] = (ts_arr[1:] != ts_arr[:-1]) | (kid[1:] != kid[:-1])
+    gstart = np.flatnonzero(newg)
+    gend = np.append(gstart[1:], n)
+    own = np.vstack(codes) >= 0 if codes else np.zeros((0, n), dtype=bool)
+    own &= ~kmask
+    rows_of_pairs, members_of_pairs = np.nonzero(own.T)  # sorted by row, then member
+    pair_lo = np.searchsorted(rows_of_pairs, gstart).tolist()
+    pair_hi = np.searchsorted(rows_of_pairs, gend).tolist()
+    pair_rows = rows_of_pairs.tolist()
+    pair_members = members_of_pairs.tolist()
+    kcount = np.add.reduceat(kmask.astype(np.int64), gstart).tolist() if n else []
+    # member -> row -> its one-event step (code, 1, the event's value per statistics column)
+    single: list[dict[int, tuple]] = [{} for _ in members]
+    for j, m in enumerate(members):
+        rows_j = np.flatnonzero(own[j]).tolist()
+        stat_values = [[0 if x is None else x for x in (col_lists[m.layout.attrs[a]][r] for r in rows_j)]
+                       for _, a in m.layout.stat_cols]
+        code_j = code_lists[j]
+        single[j] = {r: (code_j[r], 1, *vals) for r, *vals in zip(rows_j, *stat_values, strict=True)}
+
+    for g, (lo, hi) in enumerate(zip(gstart.tolist(), gend.tolist(), strict=True)):
+        t = ts_l[lo]
+        p_id = kid_l[lo]
         if p_id != part:
-            for k in sorted(windows):
+            for k in list(windows):
                 close(k)
             part = p_id
             in_graphlet = False
         live = window_range(t, within, slide)
-        for k in sorted(windows):
-            if k < live.start:
-                close(k)
+        while windows:
+            k = next(iter(windows))  # windows open in increasing order
+            if k >= live.start:
+                break
+            close(k)
         for k in live:
-            window(k)
-        krows = [r for r in range(pos, end) if kmask_l[r]]
-        others = [r for r in range(pos, end) if not kmask_l[r]]
-        touched = []
-        if others:
-            for j in range(len(members)):
-                mine = [r for r in others if code_lists[j][r] >= 0]
-                if mine:
-                    touched.append((j, mine))
-        for j, mine in touched:  # successors of K: they see K before this time stamp
+            if k not in windows:
+                window(k)
+        # this time stamp's own events per member: one step each, or rank-ordered steps
+        touched: dict[int, list[int]] = {}
+        for x in range(pair_lo[g], pair_hi[g]):
+            touched.setdefault(pair_members[x], []).append(pair_rows[x])
+        after = []
+        for j, mine in touched.items():  # successors of K: they see K before this time stamp
+            if len(mine) == 1:
+                step = single[j][mine[0]]
+                if members[j].before[step[0]]:
+                    apply_steps(j, [step], live)
+                else:
+                    after.append((j, [step]))
+                continue
             steps = member_steps(j, mine, True)
             if steps:
                 apply_steps(j, steps, live)
-        if krows:
+            steps = member_steps(j, mine, False)
+            if steps:
+                after.append((j, steps))
+        kk = kcount[g]
+        if kk:
             if not in_graphlet:
                 stats.graphlets += 1
-            kk = len(krows)
+            krows = [r for r in range(lo, hi) if kmask_l[r]]
             f = 1 + kk
             sums = {a: sum(col_lists[a][r] for r in krows) for a in k_attrs}
+            scaled = {a: sum(int(col_lists[a][r] * scale[a]) for r in krows) if scale[a] != 1 else sums[a]
+                      for a in int_attrs}
             mins = {a: min(col_lists[a][r] for r in krows) for a in k_attrs}
             maxs = {a: max(col_lists[a][r] for r in krows) for a in k_attrs}
             for k in live:
@@ -340,7 +379,7 @@ def run_group(
                 F = win.F
                 win.G = win.G * f + kk * F
                 for a in int_attrs:
-                    win.H[a] = win.H[a] * f + sums[a] * F
+                    win.H[a] = win.H[a] * f + scaled[a] * F
                 win.F = F * f
                 win.steps.append((f, kk, sums, mins, maxs))
                 stats.bursts += 1
@@ -348,13 +387,10 @@ def run_group(
                 if win.F.bit_length() > REBASE_BITS:
                     _rebase(win, bring_up_to_date)
                     stats.rebases += 1
-        for j, mine in touched:  # predecessors of K (and the rest): after K's update
-            steps = member_steps(j, mine, False)
-            if steps:
-                apply_steps(j, steps, live)
-        in_graphlet = bool(krows) and not touched
-        pos = end
-    for k in sorted(windows):
+        for j, steps in after:  # predecessors of K (and the rest): after K's update
+            apply_steps(j, steps, live)
+        in_graphlet = bool(kk) and not touched
+    for k in list(windows):
         close(k)
     return out
 
@@ -400,3 +436,27 @@ def _column(attrs: Mapping[str, Any], name: str, idx: np.ndarray) -> Any:
     if sub.dtype.kind == "f":
         return sub.astype(np.float64)
     return [None if x is None or (isinstance(x, float) and x != x) else x for x in sub.tolist()]
+
+
+def _scale(col: Any, kmask: np.ndarray) -> int | None:
+    """1 for an int column; for a float column the power of two that turns every value of the
+    shared type's events into an integer (None: not numeric, or beyond 2**1100)."""
+    if isinstance(col, np.ndarray) and col.dtype.kind in "iu":
+        return 1
+    if not (isinstance(col, np.ndarray) and col.dtype.kind == "f"):
+        return None
+    values = col[kmask]
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return 1
+    _, exp = np.frexp(values)
+    # x = m * 2**exp with 53 significant bits: x * 2**(53 - exp) is an integer
+    shift = int(max(0, int((53 - exp).max())))
+    return None if shift > 1100 else 1 << shift
+
+
+def _over(value: Any, scale: int) -> Any:
+    """``value / scale`` for a scaled exact sum (an int), correctly rounded; other values as is."""
+    if isinstance(value, int):
+        return value / scale
+    return value / scale

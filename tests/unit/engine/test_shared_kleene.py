@@ -26,8 +26,8 @@ from trendlake import engine
 
 HAMLET = [1, 1, 3, 2, 2, 2, 2, 1, 1, 3, 3, 3, 2, 2]
 # statistics under which sharing K pays: K is dense and bursty, the other types rare
-DENSE_K = {"pane_us": 1_000_000, "types": {"K": {"rate_mean": 50.0}, **{t: {"rate_mean": 1.0} for t in "ABCDE"}},
-           "bursts": {"*": {"types": {"K": {"mean": 2.0}}}}}
+DENSE_K = {"pane_us": 1_000_000, "types": {"K": {"rate_mean": 100.0}, **{t: {"rate_mean": 1.0} for t in "ABCDE"}},
+           "bursts": {"*": {"types": {"K": {"mean": 1.0}}}}}
 
 
 def _plan(text: str, planner: str = "hamlet-static", statistics: Any = None) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def test_hamlet_worked_example_through_the_shared_executor() -> None:
               QUERY q2 RETURN COUNT(*) PATTERN SEQ(T3, T2+) WITHIN 1 minute;"""
     # statistics of a stream where this pattern repeats: T2 dense and bursty (Hamlet's setting)
     stats = {"pane_us": 60_000_000, "types": {"T1": {"rate_mean": 4}, "T2": {"rate_mean": 60}, "T3": {"rate_mean": 4}},
-             "bursts": {"*": {"types": {"T1": {"mean": 2}, "T2": {"mean": 3}, "T3": {"mean": 2}}}}}
+             "bursts": {"*": {"types": {"T1": {"mean": 2}, "T2": {"mean": 1}, "T3": {"mean": 2}}}}}
     plan = _plan(text, statistics=stats)
     assert [(g["kind"], g["queries"], g["variables"]) for g in plan["sharing"]] == [
         ("kleene", ["q1", "q2"], {"q1": "T2", "q2": "T2"})
