@@ -170,7 +170,7 @@ def _group_partials(
     module = kind_module(group["kind"])
     assert module is not None
     results = module.run_group(
-        members, group["variables"], masks, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.kid[idx], stats
+        members, group["variables"], masks, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.kid[idx], stats, group
     )
     values = ks.values({part for r in results.values() for part, _ in r})
     for q in members:

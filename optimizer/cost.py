@@ -19,7 +19,7 @@ from typing import Any
 
 from trendlake.optimizer.errors import OptimizerError
 
-__all__ = ["UNIFORM", "Rates", "hamlet_static_cost", "rates_for"]
+__all__ = ["UNIFORM", "Rates", "hamlet_cost", "rates_for", "selectivity"]
 
 UNIFORM = {"assumption": "uniform"}
 
@@ -59,18 +59,54 @@ def rates_for(statistics: dict[str, Any] | None, within_us: int, types: set[str]
     return Rates(events, steps)
 
 
-def hamlet_static_cost(
-    k_events: float, k_steps: dict[str, float], other_steps: dict[str, float], snapshot_cost: float
+def selectivity(statistics: dict[str, Any] | None, query: str, variable: str, has_predicates: bool) -> float:
+    """The fraction of a variable's type that matches it (``statistics["selectivity"]``):
+    1 without predicates, 0.5 when the statistics do not say (stated in docs/lake.md)."""
+    if not has_predicates:
+        return 1.0
+    entry = ((statistics or {}).get("selectivity") or {}).get(query, {}).get(variable) or {}
+    value = entry.get("all")
+    return 0.5 if value is None else float(value)
+
+
+def hamlet_cost(
+    k_events: float,
+    k_steps: dict[str, float],
+    other_steps: dict[str, float],
+    classes: list[tuple[int, float]],
+    snapshot_cost: float,
+    dynamic: bool,
 ) -> tuple[float, float]:
     """(shared, non-shared) cost per window of a group sharing a Kleene type.
 
-    Non-shared, each query ``q`` runs its own type-grained kernel: one step per burst of the
-    shared type between its own events (``k_steps[q]``) plus one per burst of its own types
-    (``other_steps[q]``): ``Σ_q (k_q + other_q)``. Shared, the executor updates the shared
-    coefficients once per time stamp of the shared type (``k_events``) and brings a query up to
-    date before each of its own steps, which costs ``snapshot_cost`` steps more than the step:
-    ``k_events + Σ_q other_q (1 + snapshot_cost)``.
+    ``classes``: the group's queries by their local predicates on the shared type, as
+    (number of queries, fraction of the type's events they match); queries of one class
+    match the same events.
+
+    Non-shared, each query runs its own type-grained kernel: one step per burst of the
+    shared type between its own events (``k_steps[q]``, times the fraction it matches) plus
+    one per burst of its own types (``other_steps[q]``).
+
+    Shared, the executor brings a query up to date before each of its own steps, which costs
+    ``snapshot_cost`` (``c``) steps more than the step. A time stamp of the shared type that
+    some query matches (probability ``p = 1 - Π(1 - s)``) costs, shared, one update plus ``c``
+    per query kept out of it (those outside the largest class: event-level snapshots), and
+    split, ``1 + c`` per matching query. Static sharing always updates; dynamic sharing
+    (Hamlet's per-burst decision) takes the cheaper one.
     """
-    non_shared = sum(k_steps[q] + other_steps[q] for q in other_steps)
-    shared = k_events + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())
+    q = sum(n for n, _ in classes)
+    miss = 1.0
+    for _, sel in classes:
+        miss *= 1.0 - sel
+    p = 1.0 - miss
+    if p <= 0:
+        per_event = 0.0
+    else:
+        out = q - max(n for n, _ in classes)
+        per_event = 1.0 + snapshot_cost * out
+        if dynamic:
+            matching = sum(n * sel for n, sel in classes) / p
+            per_event = min(per_event, (1.0 + snapshot_cost) * matching)
+    non_shared = sum(k_steps[x] + other_steps[x] for x in other_steps)
+    shared = k_events * p * per_event + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())
     return shared, non_shared

@@ -3,8 +3,9 @@
 Works on the plan's query entries (``optimizer.plan.query_entry``), the same
 data the engine reads. Hamlet (Def. 4-5): queries can share the trend
 aggregation of a Kleene sub-pattern ``K+`` when they have the same
-partitioning, semantics and windows and ``K`` matches the same events in
-each (same type, same local predicates and required attributes). What the
+partitioning, semantics and windows and the same type ``K``; where their local
+predicates on ``K`` differ, snapshots at event level keep each query's
+aggregates apart (Hamlet Def. 9). What the
 shared executor supports today (docs/plan-format.md, "Sharing"):
 skip-till-any-match, type-grained queries without negation or adjacent
 predicates, every type at most once per pattern, templates whose only cycles
@@ -72,8 +73,12 @@ def _has_cycle(template: dict[str, Any]) -> bool:
     return any(v not in state and visit(v) for v in list(succ))
 
 
-def candidates(entries: list[dict[str, Any]]) -> list[Candidate]:
-    """Every set of two or more eligible queries sharing a Kleene sub-pattern, largest first."""
+def candidates(entries: list[dict[str, Any]], same_predicates: bool = False) -> list[Candidate]:
+    """Every set of two or more eligible queries sharing a Kleene sub-pattern, largest first.
+
+    The queries of a set may have different local predicates on the shared type (the
+    executor then keeps a query out of an update whose events it does not match);
+    ``same_predicates`` asks for sets whose queries match exactly the same events."""
     found: dict[tuple[Any, ...], Candidate] = {}
     for entry in entries:
         if eligible(entry) is not None:
@@ -81,10 +86,14 @@ def candidates(entries: list[dict[str, Any]]) -> list[Candidate]:
         loops = {t["from"] for t in entry["template"]["transitions"] if t["from"] == t["to"]}
         types = {v["name"]: v["type"] for v in entry["variables"]}
         for var in sorted(loops):
+            matching = (
+                (_canon(entry.get("local_predicates", {}).get(var, [])),
+                 tuple(sorted(entry.get("required_attributes", {}).get(var, []))))
+                if same_predicates else ()
+            )
             key = (
                 types[var],
-                _canon(entry.get("local_predicates", {}).get(var, [])),
-                tuple(sorted(entry.get("required_attributes", {}).get(var, []))),
+                matching,
                 tuple(entry["partition_by"]),
                 entry["window"]["within_us"],
                 entry["window"]["slide_us"],

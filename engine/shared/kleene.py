@@ -91,6 +91,11 @@ class SharedStats:
     shared_events: int = 0  # events of the shared type, once per window they are in
     snapshots: int = 0  # states brought up to date from the shared coefficients
     rebases: int = 0
+    shared_bursts: int = 0  # shared-type time stamps (per window) propagated through the graphlet
+    split_bursts: int = 0  # ... applied to each matching query on its own (predicates differ)
+    event_snapshots: int = 0  # queries kept out of a shared update because they do not match it
+    # with a dict: (partition id, window) -> [bursts, shared, split, event snapshots]
+    per_window: dict[tuple[Any, int], list[int]] | None = None
     # with a list: (partition id, window, query, graphlet time stamps applied, u) per snapshot,
     # u = count(K) + s before the graphlet's time stamps were applied
     trace: list[tuple[Any, int, str, int, Any]] | None = None
@@ -151,19 +156,36 @@ def run_group(
     attrs: Mapping[str, Any],
     kid: np.ndarray,
     stats: SharedStats | None = None,
+    group: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[tuple[int, int], WindowResult]]:
     """Results per query and (partition id, window index) of a sharing group.
 
     ``masks[q][v]``: which rows match variable ``v`` of query ``q`` (over all
     rows, False outside the partitions the query keeps); ``idx``: the rows to
-    visit in (partition, ts) order; ``kid``: their partition ids."""
+    visit in (partition, ts) order; ``kid``: their partition ids.
+
+    Queries may match different events of the shared type (different local
+    predicates): per time stamp the queries are split by the events they match.
+    The largest class goes through the shared update, the others are kept out of
+    it (brought up to date before and re-snapshotted after: snapshots at event
+    level) and apply their events on their own. With the group's ``decision``
+    ``dynamic`` (Hamlet's per-burst decision) the burst is shared only when that is
+    cheaper, ``1 + c·|kept out| < (1 + c)·|class|`` with ``c`` the group's
+    ``parameters.snapshot_cost``, else split: every matching query on its own.
+    ``static``: always shared."""
+    dynamic = bool(group and group.get("decision") == "dynamic")
+    snapshot_cost = float(((group or {}).get("parameters") or {}).get("snapshot_cost", 4.0))
     members = [_Member(q, shared[q.name]) for q in queries]
     for m in members:
         m.compile()
     stats = stats if stats is not None else SharedStats()
-    # the shared type's events: the same local predicates in every member, so the members'
-    # masks differ only by the partitions each pruned (where it has no trend anyway)
-    kmask = np.logical_or.reduce([masks[m.query.name][m.var][idx] for m in members])
+    # the shared type's events, per member (members with other local predicates on K match
+    # other events; pruned partitions match none)
+    kmasks = np.vstack([masks[m.query.name][m.var][idx] for m in members])
+    kmask = np.logical_or.reduce(kmasks, axis=0)
+    # members that match every event of K they could (the same predicates): one class always
+    uniform = bool(np.all(kmasks[:, kmask] == kmasks[0, kmask])) if len(members) > 1 else True
+    km_lists = [km.tolist() for km in kmasks] if not uniform else []
     # per member: variable code of every visited row (-1: not this member's), K rows excluded
     codes = []
     for m in members:
@@ -302,6 +324,53 @@ def run_group(
             steps.append(tuple(row))
         return steps
 
+    kept_out: dict[int, list[int]] = {}  # window -> members kept out of the shared update
+    own_k: list[tuple[int, list[tuple]]] = []  # members' own steps of K events
+
+    def k_step(j: int, rows: list[int]) -> tuple:
+        m = members[j]
+        code = m.nv + m.i if len(rows) > 1 else m.i
+        row: list[Any] = [code, len(rows)]
+        for kind, a_index in m.layout.stat_cols:
+            values = [col_lists[m.layout.attrs[a_index]][r] for r in rows]
+            values = [x for x in values if x is not None] or [0]
+            row.append(sum(values) if kind == "S" else min(values) if kind == "MN" else max(values))
+        return tuple(row)
+
+    def k_classes(krows: list[int], live: range) -> list[int]:
+        """Split the members by the events of K they match at this time stamp; returns the
+        events of the shared update (empty: the burst is split), after arranging the rest."""
+        classes: dict[tuple[int, ...], list[int]] = {}
+        for j in range(len(members)):
+            km = km_lists[j]
+            classes.setdefault(tuple(r for r in krows if km[r]), []).append(j)
+        best = max((c for c in classes if c), key=lambda c: len(classes[c]))
+        size = len(classes[best])
+        out_count = len(members) - size
+        share = not dynamic or 1 + snapshot_cost * out_count < (1 + snapshot_cost) * size
+        for rows_c, js in classes.items():
+            if rows_c and (not share or rows_c != best):
+                for j in js:
+                    own_k.append((j, [k_step(j, list(rows_c))]))
+        for k in live:
+            counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0]) if stats.per_window is not None else None
+            if share:
+                win = windows[k]
+                out = [j for j in range(len(members)) if j not in classes[best]]
+                for j in out:  # up to date before the update, re-snapshotted after it
+                    bring_up_to_date(win, j, win.entries[j])
+                kept_out[k] = out
+                stats.event_snapshots += len(out)
+                if counts is not None:
+                    counts[3] += len(out)
+            else:
+                stats.split_bursts += 1
+                stats.bursts += 1
+                if counts is not None:
+                    counts[0] += 1
+                    counts[2] += 1
+        return list(best) if share else []
+
     # time-stamp groups of a partition, and per group the (member, row) pairs of the
     # members' own (non-K) events, in row order
     newg = np.ones(n, dtype=bool)
@@ -368,6 +437,10 @@ def run_group(
             if not in_graphlet:
                 stats.graphlets += 1
             krows = [r for r in range(lo, hi) if kmask_l[r]]
+            if not uniform:
+                krows = k_classes(krows, live)
+                kk = len(krows)
+        if kk:
             f = 1 + kk
             sums = {a: sum(col_lists[a][r] for r in krows) for a in k_attrs}
             scaled = {a: sum(int(col_lists[a][r] * scale[a]) for r in krows) if scale[a] != 1 else sums[a]
@@ -383,10 +456,26 @@ def run_group(
                 win.F = F * f
                 win.steps.append((f, kk, sums, mins, maxs))
                 stats.bursts += 1
+                stats.shared_bursts += 1
                 stats.shared_events += kk
+                if stats.per_window is not None:
+                    counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0])
+                    counts[0] += 1
+                    counts[1] += 1
+        for k in kept_out:  # members kept out of this time stamp's shared update
+            win = windows[k]
+            for j in kept_out[k]:
+                _snapshot(win, win.entries[j])
+        kept_out.clear()
+        if kk:
+            for k in live:
+                win = windows[k]
                 if win.F.bit_length() > REBASE_BITS:
                     _rebase(win, bring_up_to_date)
                     stats.rebases += 1
+        for j, steps in own_k:  # members applying their events of K on their own
+            apply_steps(j, steps, live)
+        own_k.clear()
         for j, steps in after:  # predecessors of K (and the rest): after K's update
             apply_steps(j, steps, live)
         in_graphlet = bool(kk) and not touched

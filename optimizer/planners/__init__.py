@@ -15,7 +15,11 @@ from trendlake.optimizer.planners import hamlet, none
 
 Planner = Callable[[ast.Workload, "dict[str, Any] | None"], dict[str, Any]]
 
-PLANNERS: dict[str, Planner] = {"none": none.plan, "hamlet-static": hamlet.plan_static}
+PLANNERS: dict[str, Planner] = {
+    "none": none.plan,
+    "hamlet": hamlet.plan_dynamic,
+    "hamlet-static": hamlet.plan_static,
+}
 
 
 def get_planner(name: str) -> Planner:

@@ -1,5 +1,11 @@
 """Hamlet's planners: share the trend aggregation of common Kleene sub-patterns.
 
+``hamlet`` (dynamic) forms the same groups but lets the executor decide per
+burst whether to share it or split it (Hamlet §4.2: a burst whose events
+only some queries match is shared when keeping the others out of the update
+costs less than processing it per query); ``hamlet-static`` shares every
+burst.
+
 ``hamlet-static`` decides once per workload, at plan time, from the
 statistics (Hamlet's static baseline): for every sharable set
 (``optimizer.sharing.candidates``, largest first) it keeps the queries whose
@@ -15,10 +21,11 @@ query on COGRA's kernel is cheaper and nothing is shared.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from trendlake.optimizer import ast
-from trendlake.optimizer.cost import hamlet_static_cost, rates_for
+from trendlake.optimizer.cost import hamlet_cost, rates_for, selectivity
 from trendlake.optimizer.sharing import candidates, merged_template
 
 # Bringing a query up to date from the shared coefficients and applying one of its steps,
@@ -29,6 +36,16 @@ SNAPSHOT_COST = 4.0
 
 
 def plan_static(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Hamlet's static baseline: groups decided once, every burst shared."""
+    return _plan(workload, statistics, dynamic=False)
+
+
+def plan_dynamic(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Hamlet: groups decided at plan time, each burst shared or split at run time."""
+    return _plan(workload, statistics, dynamic=True)
+
+
+def _plan(workload: ast.Workload, statistics: dict[str, Any] | None, dynamic: bool) -> dict[str, Any]:
     from trendlake.optimizer.plan import query_entry
 
     entries = {q.name: query_entry(q) for q in workload.queries}
@@ -47,18 +64,29 @@ def plan_static(workload: ast.Workload, statistics: dict[str, Any] | None = None
             continue
         k_steps = {q: rates[q].of(cand.type) for q in members}
         other = {q: alone[q] - k_steps[q] for q in members}
+        match = {
+            q: selectivity(statistics, q, v, bool(entries[q]["local_predicates"].get(v)))
+            for q, v in members.items()
+        }
+        k_steps = {q: k_steps[q] * match[q] for q in members}  # a query steps only through what it matches
         k_events = max(rates[q].events.get(cand.type, 0.0) for q in members)
         # benefit-driven pruning: a query stays when the shared type's steps it no longer
         # takes exceed the snapshots its own steps cost
         kept = {q: v for q, v in members.items() if k_steps[q] > SNAPSHOT_COST * other[q]}
         if len(kept) < 2:
             continue
-        shared, non_shared = hamlet_static_cost(
-            k_events, {q: k_steps[q] for q in kept}, {q: other[q] for q in kept}, SNAPSHOT_COST
+        by_predicate: dict[str, list[str]] = {}
+        for q, v in kept.items():
+            key = json.dumps(entries[q]["local_predicates"].get(v, []), sort_keys=True)
+            by_predicate.setdefault(key, []).append(q)
+        classes = [(len(qs), match[qs[0]]) for qs in by_predicate.values()]
+        shared, non_shared = hamlet_cost(
+            k_events, {q: k_steps[q] for q in kept}, {q: other[q] for q in kept}, classes, SNAPSHOT_COST, dynamic
         )
         if shared >= non_shared:
             continue
         first = entries[next(iter(kept))]
+        same = len(by_predicate) == 1
         groups.append(
             {
                 "id": f"g{len(groups)}",
@@ -68,8 +96,8 @@ def plan_static(workload: ast.Workload, statistics: dict[str, Any] | None = None
                 "type": cand.type,
                 "partition_by": first["partition_by"],
                 "window": dict(first["window"]),
-                "decision": "static",
-                "snapshots": ["graphlet"],
+                "decision": "dynamic" if dynamic else "static",
+                "snapshots": ["graphlet"] if same else ["graphlet", "event"],
                 "parameters": {"snapshot_cost": SNAPSHOT_COST},
                 "estimated_cost": {"shared": round(shared, 6), "non_shared": round(non_shared, 6)},
                 "template": merged_template(entries, kept),

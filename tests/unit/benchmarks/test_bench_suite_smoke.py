@@ -24,16 +24,16 @@ FIGURE_KEYS = {"id", "title", "x_label", "x", "series", "ratios", "notes"}
 BUILT = {
     "greta_vs_twostep": {"twostep", "greta", "cogra"},
     "sharon": {"greta", "cogra", "twostep", "optimizer:none"},
-    "hamlet": {"greta", "cogra", "hamlet-static"},
-    "gloria": {"greta", "cogra", "optimizer:none"},
+    "hamlet": {"greta", "cogra", "hamlet-static", "hamlet-dynamic"},
+    "gloria": {"greta", "cogra", "optimizer:none", "hamlet-dynamic"},
     "weaveshare": {"greta", "cogra"},
 }
 NOT_BUILT = {
     "greta_vs_twostep": set(),
     "sharon": {"sharon", "optimizer:sharon", "optimizer:exhaustive", "optimizer:greedy"},
-    "hamlet": {"hamlet-dynamic"},
+    "hamlet": set(),
     "gloria": {
-        "gloria", "gloria-greedy", "hamlet-dynamic",
+        "gloria", "gloria-greedy",
         "optimizer:gloria", "optimizer:gloria-noprune", "optimizer:gloria-greedy",
     },
     "weaveshare": {"weaveshare", "weaveshare-shared"},

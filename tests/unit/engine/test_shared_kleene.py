@@ -102,7 +102,9 @@ def workloads(draw: Any) -> tuple[str, int]:
     predicate on K; different local predicates on the other types; one window for the
     sharers and now and then a query with another window or semantics that cannot share."""
     n = draw(st.integers(2, 6))
-    k_pred = draw(st.sampled_from(["", "K.x > 2", "K.x != 4"]))
+    k_preds = ["", "K.x > 2", "K.x != 4", "K.x < 5", "K.x * 2 >= 3"]
+    same_k_pred = draw(st.booleans())
+    k_pred = draw(st.sampled_from(k_preds))
     window = draw(st.sampled_from(["WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds", "WITHIN 1 minute"]))
     group = draw(st.booleans())
     queries = []
@@ -116,6 +118,8 @@ def workloads(draw: Any) -> tuple[str, int]:
         own = [t for t in types] or ["A"]
         aggs = draw(st.lists(st.sampled_from(AGGS), min_size=1, max_size=4, unique=True))
         ret = ", ".join(dict.fromkeys(a.format(o=draw(st.sampled_from(own))) for a in aggs))
+        if not same_k_pred:  # different predicates on K: snapshots at event level
+            k_pred = draw(st.sampled_from(k_preds))
         preds = [k_pred] if k_pred else []
         if draw(st.booleans()):
             preds.append(f"{draw(st.sampled_from(own))}.x {draw(st.sampled_from(['<', '>=', '!=']))} {draw(st.integers(1, 5))}")
@@ -167,11 +171,12 @@ def _same(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> bool:
     return True
 
 
-@settings(max_examples=120, deadline=None)
+@pytest.mark.parametrize("planner", ["hamlet", "hamlet-static"])
+@settings(max_examples=100, deadline=None)
 @given(workloads(), streams((25, 60)))
-def test_shared_plan_equals_every_query_alone(workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
+def test_shared_plan_equals_every_query_alone(planner: str, workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
     text, _ = workload
-    shared = _plan(text, statistics=DENSE_K)
+    shared = _plan(text, planner=planner, statistics=DENSE_K)
     alone = _plan(text, planner="none")
     grouped = sum(len(g["queries"]) for g in shared["sharing"])
     event(f"queries in sharing groups: {min(grouped, 4)}{'+' if grouped >= 4 else ''}")
@@ -183,17 +188,58 @@ def test_shared_plan_equals_every_query_alone(workload: tuple[str, int], rows: l
     assert _same(got, want), (text, rows)
     # every group of the plan went through the shared executor
     assert sorted(report) == sorted(g["id"] for g in shared["sharing"])
+    for g in shared["sharing"]:
+        r = report[g["id"]]
+        assert r.bursts == r.shared_bursts + r.split_bursts
+        if g["decision"] == "static":
+            assert r.split_bursts == 0
+        event(f"event-level snapshots: {r.event_snapshots > 0}; split bursts: {r.split_bursts > 0}")
     event(f"shared executor visited windows: {any(s.windows for s in report.values())}")
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.parametrize("planner", ["hamlet", "hamlet-static"])
+@settings(max_examples=40, deadline=None)
 @given(workloads(), streams((6, 12)))
-def test_shared_plan_equals_the_two_step_reference(workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
+def test_shared_plan_equals_the_two_step_reference(planner: str, workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
     text, _ = workload
-    shared = _plan(text, statistics=DENSE_K)
+    shared = _plan(text, planner=planner, statistics=DENSE_K)
     got = run_engine(shared, rows, "auto")
     want = run_engine(_plan(text, planner="none"), rows, "twostep")
     assert _same(got, want), (text, rows)
+
+
+@pytest.mark.parametrize("decision", ["static", "dynamic"])
+@settings(max_examples=100, deadline=None)
+@given(workloads(), streams((25, 60)))
+def test_every_sharable_set_shared_equals_each_query_alone(
+    decision: str, workload: tuple[str, int], rows: list[dict[str, Any]]
+) -> None:
+    """The executor on groups the planner might not choose: every sharable set of the
+    workload (different predicates on K included) as one group, shared per burst
+    (static) or shared-or-split per burst (dynamic)."""
+    from trendlake.optimizer.sharing import candidates
+
+    text, _ = workload
+    plan = _plan(text, planner="none")
+    groups = []
+    taken: set[str] = set()
+    for cand in candidates(plan["queries"]):
+        members = {q: v for q, v in cand.variables.items() if q not in taken}
+        if len(members) >= 2:
+            groups.append({"id": f"g{len(groups)}", "kind": "kleene", "queries": list(members),
+                           "variables": members, "decision": decision, "parameters": {"snapshot_cost": 1.0}})
+            taken.update(members)
+    table = engine.table_from_rows(rows)
+    want = engine.evaluate(plan, table)
+    shared = dict(plan, sharing=groups)
+    report: dict[str, SharedStats] = {}
+    got = engine.evaluate(shared, table, shared_stats=report)
+    assert _same(got, want), (text, rows)
+    snapshots = sum(r.event_snapshots for r in report.values())
+    splits = sum(r.split_bursts for r in report.values())
+    if decision == "static":
+        assert splits == 0
+    event(f"groups: {len(groups)}; event-level snapshots: {snapshots > 0}; split bursts: {splits > 0}")
 
 
 def test_generated_workloads_really_share() -> None:
@@ -206,11 +252,13 @@ def test_generated_workloads_really_share() -> None:
     def count(workload: tuple[str, int]) -> None:
         nonlocal sharing, total
         total += 1
-        if _plan(workload[0], statistics=DENSE_K)["sharing"]:
+        if _plan(workload[0], planner="hamlet", statistics=DENSE_K)["sharing"]:
             sharing += 1
 
     count()
-    assert sharing >= 0.7 * total, (sharing, total)
+    # different predicates on K make sharing cost event-level snapshots: the planner then
+    # shares less often (the forced groups above cover those workloads)
+    assert sharing >= 0.5 * total, (sharing, total)
 
 
 @pytest.mark.parametrize("n", [60, 126, 127, 140, 400, 2500])
