@@ -44,7 +44,7 @@ from trendlake.engine.aggregates import NAN, max_present, min_present, norm, sat
 from trendlake.engine.query import ANY, CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.layout import Layout
-from trendlake.engine.timeline import window_range
+from trendlake.engine.timeline import panes, window_range
 
 __all__ = ["KIND", "SharedStats", "run_group", "supports"]
 
@@ -96,7 +96,7 @@ class SharedStats:
     event_snapshots: int = 0  # queries kept out of a shared update because they do not match it
     # with a dict: (partition id, window) -> [bursts, shared, split, event snapshots]
     per_window: dict[tuple[Any, int], list[int]] | None = None
-    # with a list: (partition id, window, query, graphlet time stamps applied, u) per snapshot,
+    # with a list: (partition id, window, query, events of K applied, u) per snapshot,
     # u = count(K) + s before the graphlet's time stamps were applied
     trace: list[tuple[Any, int, str, int, Any]] | None = None
 
@@ -118,7 +118,10 @@ class _Window:
     F: int = 1
     G: int = 0
     H: dict[str, int] = field(default_factory=dict)
-    steps: list[tuple[int, int, dict[str, Any], dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    # per graphlet run applied: (F, events, sums, mins, maxs, H) of the run
+    steps: list[tuple[int, int, dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]] = field(
+        default_factory=list
+    )
     entries: dict[int, _Entry] = field(default_factory=dict)
 
 
@@ -232,7 +235,7 @@ def run_group(
             return st
         stats.snapshots += 1
         if stats.trace is not None:
-            stats.trace.append((part, win.k, m.query.name, len(win.steps) - e.epoch, u))
+            stats.trace.append((part, win.k, m.query.name, sum(step[1] for step in win.steps[e.epoch:]), u))
         nan = u != u
         f_rel = win.F // e.F
         new = list(st)
@@ -324,6 +327,25 @@ def run_group(
             steps.append(tuple(row))
         return steps
 
+    def shared_update(live: range, f_run: int, g_run: int, h_scaled: dict[str, int], entry: tuple, stamps: int) -> None:
+        """Compose the window coefficients with those of a graphlet run (F, G, H)."""
+        kk = entry[1]
+        for k in live:
+            win = windows[k]
+            F = win.F
+            win.G = win.G * f_run + g_run * F
+            for a in int_attrs:
+                win.H[a] = win.H[a] * f_run + h_scaled[a] * F
+            win.F = F * f_run
+            win.steps.append(entry)
+            stats.bursts += stamps
+            stats.shared_bursts += stamps
+            stats.shared_events += kk
+            if stats.per_window is not None:
+                counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0])
+                counts[0] += stamps
+                counts[1] += stamps
+
     kept_out: dict[int, list[int]] = {}  # window -> members kept out of the shared update
     own_k: list[tuple[int, list[tuple]]] = []  # members' own steps of K events
 
@@ -374,8 +396,8 @@ def run_group(
     # time-stamp groups of a partition, and per group the (member, row) pairs of the
     # members' own (non-K) events, in row order
     newg = np.ones(n, dtype=bool)
+    ts_arr = np.asarray(ts_l, dtype=np.int64)
     if n > 1:
-        ts_arr = np.asarray(ts_l, dtype=np.int64)
         newg[1:] = (ts_arr[1:] != ts_arr[:-1]) | (kid[1:] != kid[:-1])
     gstart = np.flatnonzero(newg)
     gend = np.append(gstart[1:], n)
@@ -396,7 +418,24 @@ def run_group(
         code_j = code_lists[j]
         single[j] = {r: (code_j[r], 1, *vals) for r, *vals in zip(rows_j, *stat_values, strict=True)}
 
-    for g, (lo, hi) in enumerate(zip(gstart.tolist(), gend.tolist(), strict=True)):
+    gstart_l, gend_l = gstart.tolist(), gend.tolist()
+    ng = len(gstart_l)
+    # a run of time stamps holding only events of K (no member event), in one pane of one
+    # partition, is one shared update (its coefficients composed in closed form)
+    k_only = [kcount[g] == gend_l[g] - gstart_l[g] and pair_lo[g] == pair_hi[g] for g in range(ng)] if uniform else []
+    gpane = panes(ts_arr[gstart], within, slide).tolist() if n > 1 else [0] * ng
+    scaled_lists = {
+        a: ([int(x * scale[a]) if x is not None and x == x else 0 for x in col_lists[a]] if scale[a] != 1 else col_lists[a])
+        for a in int_attrs
+    }
+    g = 0
+    while g < ng:
+        lo, hi = gstart_l[g], gend_l[g]
+        g_last = g
+        if uniform and k_only[g]:
+            while (g_last + 1 < ng and k_only[g_last + 1] and kid_l[gstart_l[g_last + 1]] == kid_l[lo]
+                   and gpane[g_last + 1] == gpane[g]):
+                g_last += 1
         t = ts_l[lo]
         p_id = kid_l[lo]
         if p_id != part:
@@ -433,35 +472,49 @@ def run_group(
             if steps:
                 after.append((j, steps))
         kk = kcount[g]
-        if kk:
+        stamps = 1
+        if g_last > g:  # a run of K-only time stamps: all its rows are events of K
+            hi = gend_l[g_last]
+            kk = hi - lo
+            stamps = g_last - g + 1
+            if not in_graphlet:
+                stats.graphlets += 1
+            sums = {a: sum(col_lists[a][lo:hi]) for a in k_attrs}
+            mins = {a: min(col_lists[a][lo:hi]) for a in k_attrs}
+            maxs = {a: max(col_lists[a][lo:hi]) for a in k_attrs}
+            if kk == stamps:  # one event per time stamp: F = 2**n, G = n 2**(n-1), H = 2**(n-1) S
+                f_run = 1 << kk
+                g_run = kk << (kk - 1)
+                h_run = {a: sums[a] * (1 << (kk - 1)) for a in k_attrs}
+                h_scaled = {a: sum(scaled_lists[a][lo:hi]) << (kk - 1) for a in int_attrs}
+            else:
+                f_run, g_run = 1, 0
+                h_run = {a: 0 for a in k_attrs}
+                h_scaled = {a: 0 for a in int_attrs}
+                for x in range(g, g_last + 1):
+                    a_lo, a_hi = gstart_l[x], gend_l[x]
+                    kx = a_hi - a_lo
+                    fx = 1 + kx
+                    g_run = g_run * fx + kx * f_run
+                    for a in k_attrs:
+                        h_run[a] = h_run[a] * fx + sum(col_lists[a][a_lo:a_hi]) * f_run
+                    for a in int_attrs:
+                        h_scaled[a] = h_scaled[a] * fx + sum(scaled_lists[a][a_lo:a_hi]) * f_run
+                    f_run *= fx
+            shared_update(live, f_run, g_run, h_scaled, (f_run, kk, sums, mins, maxs, h_run), stamps)
+        elif kk:
             if not in_graphlet:
                 stats.graphlets += 1
             krows = [r for r in range(lo, hi) if kmask_l[r]]
             if not uniform:
                 krows = k_classes(krows, live)
                 kk = len(krows)
-        if kk:
-            f = 1 + kk
-            sums = {a: sum(col_lists[a][r] for r in krows) for a in k_attrs}
-            scaled = {a: sum(int(col_lists[a][r] * scale[a]) for r in krows) if scale[a] != 1 else sums[a]
-                      for a in int_attrs}
-            mins = {a: min(col_lists[a][r] for r in krows) for a in k_attrs}
-            maxs = {a: max(col_lists[a][r] for r in krows) for a in k_attrs}
-            for k in live:
-                win = windows[k]
-                F = win.F
-                win.G = win.G * f + kk * F
-                for a in int_attrs:
-                    win.H[a] = win.H[a] * f + scaled[a] * F
-                win.F = F * f
-                win.steps.append((f, kk, sums, mins, maxs))
-                stats.bursts += 1
-                stats.shared_bursts += 1
-                stats.shared_events += kk
-                if stats.per_window is not None:
-                    counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0])
-                    counts[0] += 1
-                    counts[1] += 1
+            if kk:
+                sums = {a: sum(col_lists[a][r] for r in krows) for a in k_attrs}
+                h_scaled = {a: sum(scaled_lists[a][r] for r in krows) for a in int_attrs}
+                mins = {a: min(col_lists[a][r] for r in krows) for a in k_attrs}
+                maxs = {a: max(col_lists[a][r] for r in krows) for a in k_attrs}
+                shared_update(live, 1 + kk, kk, h_scaled, (1 + kk, kk, sums, mins, maxs, sums), 1)
         for k in kept_out:  # members kept out of this time stamp's shared update
             win = windows[k]
             for j in kept_out[k]:
@@ -479,6 +532,7 @@ def run_group(
         for j, steps in after:  # predecessors of K (and the rest): after K's update
             apply_steps(j, steps, live)
         in_graphlet = bool(kk) and not touched
+        g = g_last + 1
     for k in list(windows):
         close(k)
     return out
@@ -508,8 +562,9 @@ def _h_rel(win: _Window, e: _Entry, a: str, f_rel: int, exact: bool) -> Any:
         return (win.H[a] - e.H[a] * f_rel) // e.F
     h: Any = 0
     big = 1
-    for f, _, sums, _, _ in win.steps[e.epoch:]:
-        h = h * f + sums[a] * big
+    for step in win.steps[e.epoch:]:
+        f = step[0]
+        h = h * f + step[5][a] * big  # the entry's own H (its sum for one time stamp)
         big *= f
     return h
 
