@@ -117,15 +117,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("workload", type=Path, help="workload file (*.etq)")
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
     p.add_argument("--stream", help="stream: a name (bundled, or recorded in the lake by ingest) or a schema JSON path")
-    p.add_argument("--planner", default="none", help="planner name (default: none)")
+    p.add_argument("--planner", default="none", help="planner name (none, hamlet, hamlet-static; default: none)")
     p.add_argument("--no-stats", action="store_true", help="plan without reading stats.<stream>")
+    p.add_argument("--stats", type=Path, metavar="STATS.json",
+                   help="plan from these statistics instead of the lake's newest stats run")
+    p.add_argument("--assume-uniform", action="store_true",
+                   help="plan without statistics, assuming every event type has the same rate (recorded in the plan)")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from trendlake.jobs.eval_cmd import planning_statistics
+
     from trendlake import optimizer
-    statistics = None
-    if args.stream and not args.no_stats:
+
+    statistics = planning_statistics(args) if (args.stats is not None or args.assume_uniform) else None
+    if statistics is None and args.stream and not args.no_stats:
         statistics = latest_statistics(args.lake, args.stream)
     try:
         ref = optimize(args.lake, args.workload, stream=args.stream, statistics=statistics, planner=args.planner)

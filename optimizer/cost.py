@@ -39,8 +39,9 @@ def rates_for(statistics: dict[str, Any] | None, within_us: int, types: set[str]
     """Events and steps per window of ``types`` from ``statistics``; an OptimizerError without any."""
     if statistics is None:
         raise OptimizerError(
-            "this planner needs stream statistics: pass --stats STATS.json or --events FILE, "
-            "or plan on stated assumptions with --assume-uniform"
+            "this planner needs stream statistics: pass --stats STATS.json (or, to plan and eval, "
+            "--events FILE; to optimize, run `trendlake stats` first), or plan on stated assumptions "
+            "with --assume-uniform"
         )
     if statistics.get("assumption") == "uniform":
         return Rates({t: 1.0 for t in types}, {t: 1.0 for t in types})
