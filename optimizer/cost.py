@@ -90,9 +90,10 @@ def hamlet_cost(
 
     Shared, the executor brings a query up to date before each of its own steps, which costs
     ``snapshot_cost`` (``c``) steps more than the step. A time stamp of the shared type that
-    some query matches (probability ``p = 1 - Π(1 - s)``) costs, shared, one update plus ``c``
-    per query kept out of it (those outside the largest class: event-level snapshots), and
-    split, ``1 + c`` per matching query. Static sharing always updates; dynamic sharing
+    some query matches (probability ``p = 1 - Π(1 - s)`` over the classes, which match
+    independently; ``m = Σ n·s / p`` queries match it on average) costs, shared, one update
+    plus ``c`` per query kept out of it (``Q - m``: event-level snapshots), and split,
+    ``(1 + c)·m``. Static sharing always updates; dynamic sharing
     (Hamlet's per-burst decision) takes the cheaper one.
     """
     q = sum(n for n, _ in classes)
@@ -103,10 +104,10 @@ def hamlet_cost(
     if p <= 0:
         per_event = 0.0
     else:
-        out = q - max(n for n, _ in classes)
-        per_event = 1.0 + snapshot_cost * out
+        # queries of one class match together; classes independently
+        matching = sum(n * sel for n, sel in classes) / p
+        per_event = 1.0 + snapshot_cost * (q - matching)
         if dynamic:
-            matching = sum(n * sel for n, sel in classes) / p
             per_event = min(per_event, (1.0 + snapshot_cost) * matching)
     non_shared = sum(k_steps[x] + other_steps[x] for x in other_steps)
     shared = k_events * p * per_event + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())

@@ -1,0 +1,154 @@
+"""The sharing planners through the CLI: plan, eval and explain with statistics from a file,
+stored statistics or a stated assumption; refusals are one-line errors.
+
+On a real file the planners decline to share these type-grained queries: each query's kernel
+takes one step per burst of K between its own events, fewer than the snapshots sharing would
+cost (docs/engine.md, "When sharing pays"). Stored statistics of a stream where K's bursts
+are short and interleaved with other traffic make sharing pay, and the planners share."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import xml.dom.minidom
+from pathlib import Path
+
+import pytest
+from trendlake.jobs.cli import EXIT_BAD_INPUT, main
+
+WORKLOAD = """QUERY q1 RETURN COUNT(*), SUM(K.x) PATTERN SEQ(A, K+) WITHIN 1 minute;
+QUERY q2 RETURN COUNT(*), MAX(K.x) PATTERN SEQ(B, K+) WITHIN 1 minute;
+QUERY q3 RETURN COUNT(*) PATTERN SEQ(K+, C) WHERE K.x > 3 WITHIN 1 minute;
+"""
+# a stream where K is dense: one event per second, A, B and C once a minute each
+EVENTS = "type,ts,x\n" + "".join(
+    f"{'A' if i % 60 == 5 else 'B' if i % 60 == 17 else 'C' if i % 60 == 50 else 'K'},{i},{i % 7}\n"
+    for i in range(600)
+)
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    wl, ev = tmp_path / "w.etq", tmp_path / "e.csv"
+    wl.write_text(WORKLOAD)
+    ev.write_text(EVENTS)
+    return wl, ev
+
+
+def rows_of(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+# statistics of a stream where sharing K pays: 600 K events per minute in bursts of one
+DENSE = {"pane_us": 60_000_000, "types": {"K": {"rate_mean": 600.0}, "A": {"rate_mean": 1.0},
+                                          "B": {"rate_mean": 1.0}, "C": {"rate_mean": 1.0}},
+         "bursts": {"*": {"types": {"K": {"mean": 1.0}}}},
+         "selectivity": {"q3": {"K": {"all": 0.9}}}}
+
+
+def test_plan_from_a_file_computes_its_statistics_and_declines_to_share(files, tmp_path: Path) -> None:
+    wl, ev = files
+    stats_path = tmp_path / "stats.json"
+    code, out, err = run(["plan", str(wl), "--planner", "hamlet", "--events", str(ev), "--stats-out", str(stats_path)])
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["sharing"] == []
+    assert plan["estimated_cost"] == plan["alternatives"][0]["estimated_cost"]
+    stats = json.loads(stats_path.read_text())
+    assert stats["types"]["K"]["events"] == 600 - 30  # A, B and C ten times each
+    assert stats["bursts"]["q1"]["types"]["K"]["runs"] == 11  # K runs between the A events
+    assert plan["statistics"] == stats
+
+
+@pytest.mark.parametrize("planner", ["hamlet", "hamlet-static"])
+def test_plan_from_stored_statistics_shares_and_eval_of_the_plan_equals_no_sharing(
+    files, tmp_path: Path, planner: str
+) -> None:
+    wl, ev = files
+    plan_path, stats_path = tmp_path / "plan.json", tmp_path / "stats.json"
+    stats_path.write_text(json.dumps(DENSE))
+    code, _, err = run(["plan", str(wl), "--planner", planner, "--stats", str(stats_path), "--out", str(plan_path)])
+    assert code == 0, err
+    plan = json.loads(plan_path.read_text())
+    assert plan["planner"] == planner and plan["format_version"] == 2
+    (group,) = plan["sharing"]
+    assert sorted(group["queries"]) == ["q1", "q2", "q3"] and group["type"] == "K"
+    assert group["decision"] == ("dynamic" if planner == "hamlet" else "static")
+    assert group["snapshots"] == ["graphlet", "event"]  # q3 matches fewer K events
+    assert group["estimated_cost"]["shared"] < group["estimated_cost"]["non_shared"]
+    assert plan["estimated_cost"] < plan["alternatives"][0]["estimated_cost"]
+    assert plan["statistics"] == DENSE
+    # a plan given as --stats: its statistics are reused, the same groups come out
+    code, out, err = run(["plan", str(wl), "--planner", planner, "--stats", str(plan_path)])
+    assert code == 0, err
+    assert json.loads(out)["sharing"] == plan["sharing"]
+
+    code, shared_out, err = run(["eval", str(wl), "--events", str(ev), "--plan", str(plan_path)])
+    assert code == 0, err
+    code, alone_out, err = run(["eval", str(wl), "--events", str(ev)])
+    assert code == 0, err
+    shared_rows, alone_rows = rows_of(shared_out), rows_of(alone_out)
+    assert shared_rows == alone_rows
+    assert {r["query"] for r in shared_rows} == {"q1", "q2", "q3"}
+    code, out, err = run(["eval", str(wl), "--events", str(ev), "--planner", planner, "--stats", str(stats_path)])
+    assert code == 0, err
+    assert rows_of(out) == alone_rows
+
+
+def test_explain_names_the_groups_and_draws_the_merged_template(files, tmp_path: Path) -> None:
+    wl, _ = files
+    plan_path, svg, stats_path = tmp_path / "plan.json", tmp_path / "plan.svg", tmp_path / "stats.json"
+    stats_path.write_text(json.dumps(DENSE))
+    assert run(["plan", str(wl), "--planner", "hamlet", "--stats", str(stats_path), "--out", str(plan_path)])[0] == 0
+    code, out, err = run(["explain", str(plan_path), "--svg", str(svg)])
+    assert code == 0, err
+    assert "group g0: kleene — 3 queries share K+ (dynamic decision, snapshots at graphlet and event level)" in out
+    assert "K -> K: q1, q2, q3" in out and "A -> K: q1" in out and "K -> C: q3" in out
+    assert "q1: type-grained, shared in g0" in out
+    doc = xml.dom.minidom.parse(str(svg))
+    texts = [t.firstChild.data for t in doc.getElementsByTagName("text") if t.firstChild]
+    assert {"A", "B", "C", "K"} <= set(texts)
+    assert any("q1, q2, q3" in t for t in texts)
+
+
+def test_a_sharing_planner_without_statistics_refuses(files) -> None:
+    wl, _ = files
+    code, out, err = run(["plan", str(wl), "--planner", "hamlet"])
+    assert code == EXIT_BAD_INPUT and out == ""
+    assert err.startswith("trendlake: error: this planner needs stream statistics") and err.count("\n") == 1
+
+
+def test_assume_uniform_is_recorded_in_the_plan(files) -> None:
+    wl, _ = files
+    code, out, err = run(["plan", str(wl), "--planner", "hamlet-static", "--assume-uniform"])
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["statistics"] == {"assumption": "uniform"}
+    assert plan["sharing"] == []  # equal rates: each query alone on COGRA is cheaper
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [("not json", "not a JSON file"), ('{"a": 1}', "not statistics"), (None, "no file")],
+)
+def test_bad_stats_files_are_one_line_errors(files, tmp_path: Path, content: str | None, needle: str) -> None:
+    wl, _ = files
+    path = tmp_path / "s.json"
+    if content is not None:
+        path.write_text(content)
+    code, out, err = run(["plan", str(wl), "--planner", "hamlet", "--stats", str(path)])
+    assert code == EXIT_BAD_INPUT and out == "" and needle in err and err.count("\n") == 1, err
+
+
+def test_unknown_planner_is_refused(files) -> None:
+    wl, ev = files
+    code, _, err = run(["eval", str(wl), "--events", str(ev), "--planner", "bogus"])
+    assert code == EXIT_BAD_INPUT and "unknown planner 'bogus'" in err and "hamlet-static" in err
