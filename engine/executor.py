@@ -160,7 +160,7 @@ def _group_partials(
         q_masks, idx, attrs = matched
         keep = np.zeros(len(ks.rows), dtype=bool)
         keep[idx] = True
-        masks[q.name] = {v: m & keep for v, m in q_masks.items()}
+        masks[q.name] = {v: m & keep for v, m in q_masks.items()}  # masks may be shared: no in-place
         members.append(q)
         visit.append(idx)
         names.update(attrs.names)

@@ -403,7 +403,9 @@ def run_group(
     gend = np.append(gstart[1:], n)
     own = np.vstack(codes) >= 0 if codes else np.zeros((0, n), dtype=bool)
     own &= ~kmask
-    rows_of_pairs, members_of_pairs = np.nonzero(own.T)  # sorted by row, then member
+    members_of_pairs, rows_of_pairs = np.nonzero(own)  # sorted by member, then row
+    by_row = np.argsort(rows_of_pairs, kind="stable")  # by row, then member
+    rows_of_pairs, members_of_pairs = rows_of_pairs[by_row], members_of_pairs[by_row]
     pair_lo = np.searchsorted(rows_of_pairs, gstart).tolist()
     pair_hi = np.searchsorted(rows_of_pairs, gend).tolist()
     pair_rows = rows_of_pairs.tolist()
