@@ -72,7 +72,7 @@ class Context:
 class Strategy:
     name: str
     label: str
-    kind: str  # engine | shared | planner
+    kind: str  # engine | shared | planner | forced (every sharable set shared, no planner)
     engine_strategy: str = "auto"
     planner: str | None = None
     note: str = ""
@@ -83,6 +83,10 @@ class Strategy:
             if self.engine_strategy not in engine.STRATEGIES:
                 return f"engine strategy {self.engine_strategy!r} is not in engine.STRATEGIES"
             return None
+        if self.kind == "forced":
+            from trendlake.engine.shared import KINDS
+
+            return None if "kleene" in KINDS else "the engine has no shared Kleene executor"
         from trendlake.optimizer.planners import PLANNERS
 
         if self.planner not in PLANNERS:
@@ -117,6 +121,10 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("sharon", "Sharon shared executor", "shared", planner="sharon"),
         Strategy("hamlet-dynamic", "Hamlet, dynamic per-burst sharing", "shared", planner="hamlet"),
         Strategy("hamlet-static", "Hamlet executor, static sharing decisions", "shared", planner="hamlet-static"),
+        Strategy("shared-all-static", "Hamlet executor, every sharable set shared, every burst", "forced",
+                 planner="static", note="measures the shared executor whatever the cost model says"),
+        Strategy("shared-all-dynamic", "Hamlet executor, every sharable set shared, per-burst decision", "forced",
+                 planner="dynamic", note="measures the shared executor whatever the cost model says"),
         Strategy("gloria", "GLORIA plan", "shared", planner="gloria"),
         Strategy("gloria-greedy", "GLORIA's Greedy plan", "shared", planner="gloria-greedy"),
         Strategy("weaveshare", "Weave Share plan", "shared", planner="weaveshare"),
@@ -313,7 +321,25 @@ def runner(s: Strategy, prepared: Prepared, events: list[Event]) -> Callable[[],
         built = optimizer.build_plan(prepared.workload, planner=s.planner, statistics=stats)
         plan = engine.load_plan(built, optimizer.workload_hash(prepared.text))
         return lambda: engine.evaluate(plan, table)
+    if s.kind == "forced":
+        plan = engine.load_plan(forced_sharing(prepared.plan.raw, s.planner or "static"))
+        return lambda: engine.evaluate(plan, table)
     raise ValueError(f"{s.name} is an optimizer-only strategy")
+
+
+def forced_sharing(raw: dict[str, Any], decision: str) -> dict[str, Any]:
+    """The unshared plan with every sharable set of its queries (``optimizer.sharing``) as one
+    ``kleene`` group with ``decision``: what the shared executor costs, planner aside."""
+    from trendlake.optimizer.sharing import candidates
+
+    groups, taken = [], set()
+    for cand in candidates(raw["queries"]):
+        members = {q: v for q, v in cand.variables.items() if q not in taken}
+        if len(members) >= 2:
+            groups.append({"id": f"g{len(groups)}", "kind": "kleene", "queries": list(members),
+                           "variables": members, "decision": decision, "parameters": {"snapshot_cost": 4.0}})
+            taken.update(members)
+    return dict(raw, sharing=groups)
 
 
 def enumeration_paths(prepared: Prepared, events: list[Event]) -> float:
