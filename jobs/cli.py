@@ -21,6 +21,7 @@ import sys
 COMMANDS: dict[str, tuple[str, ...]] = {
     "trendlake.jobs.eval_cmd": ("eval", "plan"),
     "trendlake.jobs.explain": ("explain",),
+    "trendlake.jobs.bench_cmd": ("bench",),
     "trendlake.jobs.optimize": ("optimize",),
     "trendlake.jobs.replay": ("replay",),
     "trendlake.jobs.demo": ("demo",),
