@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Candidate", "candidates", "eligible", "merged_template"]
+__all__ = ["Candidate", "candidates", "eligible", "every_sharable_set", "merged_template"]
 
 ANY = "skip-till-any-match"
 
@@ -132,3 +132,18 @@ def merged_template(entries: dict[str, dict[str, Any]], variables: dict[str, str
             {"from": a, "to": b, "queries": qs} for (a, b), qs in sorted(trans.items())
         ],
     }
+
+
+def every_sharable_set(entries: list[dict[str, Any]], decision: str = "static") -> list[dict[str, Any]]:
+    """Every sharable set of the queries (largest first, a query in one set) as a minimal
+    ``kleene`` sharing group, with no cost model: for measuring and testing the shared
+    executor itself (the planners decide with ``optimizer.cost``)."""
+    groups: list[dict[str, Any]] = []
+    taken: set[str] = set()
+    for cand in candidates(entries):
+        members = {q: v for q, v in cand.variables.items() if q not in taken}
+        if len(members) >= 2:
+            groups.append({"id": f"g{len(groups)}", "kind": "kleene", "queries": list(members),
+                           "variables": members, "decision": decision, "parameters": {"snapshot_cost": 4.0}})
+            taken.update(members)
+    return groups

@@ -328,18 +328,11 @@ def runner(s: Strategy, prepared: Prepared, events: list[Event]) -> Callable[[],
 
 
 def forced_sharing(raw: dict[str, Any], decision: str) -> dict[str, Any]:
-    """The unshared plan with every sharable set of its queries (``optimizer.sharing``) as one
-    ``kleene`` group with ``decision``: what the shared executor costs, planner aside."""
-    from trendlake.optimizer.sharing import candidates
+    """The unshared plan with every sharable set of its queries as one ``kleene`` group with
+    ``decision``: what the shared executor costs, planner aside."""
+    from trendlake.optimizer.sharing import every_sharable_set
 
-    groups, taken = [], set()
-    for cand in candidates(raw["queries"]):
-        members = {q: v for q, v in cand.variables.items() if q not in taken}
-        if len(members) >= 2:
-            groups.append({"id": f"g{len(groups)}", "kind": "kleene", "queries": list(members),
-                           "variables": members, "decision": decision, "parameters": {"snapshot_cost": 4.0}})
-            taken.update(members)
-    return dict(raw, sharing=groups)
+    return dict(raw, sharing=every_sharable_set(raw["queries"], decision))
 
 
 def enumeration_paths(prepared: Prepared, events: list[Event]) -> float:

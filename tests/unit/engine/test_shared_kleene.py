@@ -217,18 +217,13 @@ def test_every_sharable_set_shared_equals_each_query_alone(
     """The executor on groups the planner might not choose: every sharable set of the
     workload (different predicates on K included) as one group, shared per burst
     (static) or shared-or-split per burst (dynamic)."""
-    from trendlake.optimizer.sharing import candidates
+    from trendlake.optimizer.sharing import every_sharable_set
 
     text, _ = workload
     plan = _plan(text, planner="none")
-    groups = []
-    taken: set[str] = set()
-    for cand in candidates(plan["queries"]):
-        members = {q: v for q, v in cand.variables.items() if q not in taken}
-        if len(members) >= 2:
-            groups.append({"id": f"g{len(groups)}", "kind": "kleene", "queries": list(members),
-                           "variables": members, "decision": decision, "parameters": {"snapshot_cost": 1.0}})
-            taken.update(members)
+    groups = every_sharable_set(plan["queries"], decision)
+    for g in groups:
+        g["parameters"]["snapshot_cost"] = 1.0  # split more often than the default would
     table = engine.table_from_rows(rows)
     want = engine.evaluate(plan, table)
     shared = dict(plan, sharing=groups)
