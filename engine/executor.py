@@ -11,6 +11,7 @@ strategy per partition (docs/engine.md, "Executor").
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -153,8 +154,9 @@ def _group_partials(
     out: dict[str, Partials] = {q.name: {} for q in queries}
     members, masks, visit = [], {}, []
     names: set[str] = set()
+    memo: dict[Any, np.ndarray] = {}
     for q in queries:
-        matched = _matches(q, specs.get(q.name), cols, ks)
+        matched = _matches(q, specs.get(q.name), cols, ks, memo)
         if matched is None:
             continue
         q_masks, idx, attrs = matched
@@ -419,10 +421,12 @@ class _LazyAttrs(Mapping):
 
 
 def _matches(
-    query: CompiledQuery, spec: dict[str, Any] | None, cols: Columns, ks: _KeySet
+    query: CompiledQuery, spec: dict[str, Any] | None, cols: Columns, ks: _KeySet, memo: dict | None = None
 ) -> tuple[dict[str, np.ndarray], np.ndarray, _LazyAttrs] | None:
     """Per variable, which of the key set's rows match it, and the rows worth visiting
-    (exact pruning); None when no row is."""
+    (exact pruning); None when no row is. ``memo``: masks shared with other queries over
+    the same key set (a variable's mask depends only on its type, predicates and required
+    attributes)."""
     n = len(ks.rows)
     if n == 0:
         return None
@@ -436,6 +440,14 @@ def _matches(
     type_masks: dict[str, np.ndarray] = {}
     masks: dict[str, np.ndarray] = {}
     for v, var in query.variables.items():
+        if memo is not None and spec is not None:  # the queries of a sharing group share masks
+            key = (var.type, json.dumps(spec.get("local_predicates", {}).get(v, []), sort_keys=True),
+                   tuple(spec.get("required_attributes", {}).get(v, [])))
+            if key not in memo:
+                type_mask = memo.setdefault(("type", var.type), types.mask(var.type))
+                memo[key] = local_mask(query, v, type_mask, attrs, spec, cache)
+            masks[v] = memo[key]
+            continue
         if var.type not in type_masks:
             type_masks[var.type] = types.mask(var.type)
         masks[v] = local_mask(query, v, type_masks[var.type], attrs, spec, cache)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import NAN, max_present, min_present, norm, sat, sum_sat
+from trendlake.engine.aggregates import CAP, NAN, max_present, min_present, norm, sat, sum_sat
 from trendlake.engine.query import ANY, CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.layout import Layout
@@ -238,15 +238,20 @@ def run_group(
             stats.trace.append((part, win.k, m.query.name, sum(step[1] for step in win.steps[e.epoch:]), u))
         nan = u != u
         f_rel = win.F // e.F
+        # counts that saturate whatever the rest: u >= 1 times F > CAP (not in exact mode)
+        past = not lay.exact and (nan or f_rel > CAP + 1)  # then u F - s >= F - 1 > CAP
         new = list(st)
-        new[base] = NAN if nan else m.keep_count(u * f_rel - s)
+        new[base] = NAN if past else m.keep_count(u * f_rel - s)
         if lay.cvars:
-            g_rel = (win.G - e.G * f_rel) // e.F
+            g_rel = 0 if past else (win.G - e.G * f_rel) // e.F
             for jj, ev in enumerate(lay.cvars):
                 sw = 0
                 for p in m.others:
                     sw += st[p * stride + o_w + jj]
                 w0 = st[base + o_w + jj] + sw
+                if past:  # W = W0 F + (u G if own): saturated unless nothing is counted
+                    new[base + o_w + jj] = NAN if (w0 or ev == m.var) else st[base + o_w + jj]
+                    continue
                 w = w0 * f_rel + (u * g_rel if ev == m.var else 0)
                 new[base + o_w + jj] = m.keep_count(w - sw)
         for jj, (ev, a) in enumerate(lay.skeys):
