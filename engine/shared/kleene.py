@@ -296,15 +296,24 @@ def run_group(
         if win is None:
             win = windows[k] = _Window(k=k, H={a: 0 for a in int_attrs})
             stats.windows += 1
-            for j, m in enumerate(members):
-                win.entries[j] = _Entry(m.layout.zero, 0, 1, 0, {a: 0 for a in int_attrs})
+            # a member whose K starts its pattern extends from the window's start; the others
+            # get their state at their first event in the window (before it, u = 0: the shared
+            # updates leave them unchanged)
+            for j in starters:
+                win.entries[j] = _Entry(members[j].layout.zero, 0, 1, 0, {a: 0 for a in int_attrs})
         return win
+
+    def entry(win: _Window, j: int) -> _Entry:
+        e = win.entries.get(j)
+        if e is None:
+            e = win.entries[j] = _Entry(members[j].layout.zero, len(win.steps), win.F, win.G, dict(win.H))
+        return e
 
     def apply_steps(j: int, steps: list[tuple], live: range) -> None:
         m = members[j]
         for k in live:
             win = windows[k]
-            e = win.entries[j]
+            e = entry(win, j)
             st = bring_up_to_date(win, j, e)
             e.st = m.kernel(st, steps)
 
@@ -351,6 +360,7 @@ def run_group(
                 counts[0] += stamps
                 counts[1] += stamps
 
+    starters = [j for j, m in enumerate(members) if m.start]
     kept_out: dict[int, list[int]] = {}  # window -> members kept out of the shared update
     own_k: list[tuple[int, list[tuple]]] = []  # members' own steps of K events
 
@@ -383,7 +393,8 @@ def run_group(
             counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0]) if stats.per_window is not None else None
             if share:
                 win = windows[k]
-                out = [j for j in range(len(members)) if j not in classes[best]]
+                chosen = set(classes[best])
+                out = [j for j in win.entries if j not in chosen]  # members without state: unaffected
                 for j in out:  # up to date before the update, re-snapshotted after it
                     bring_up_to_date(win, j, win.entries[j])
                 kept_out[k] = out
