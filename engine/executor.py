@@ -162,7 +162,11 @@ def _group_partials(
         q_masks, idx, attrs = matched
         keep = np.zeros(len(ks.rows), dtype=bool)
         keep[idx] = True
-        masks[q.name] = {v: m & keep for v, m in q_masks.items()}  # masks may be shared: no in-place
+        # the shared variable's mask is left unpruned: queries with the same predicates on it then
+        # match the same events everywhere (one class, the shared update); in a partition where a
+        # query has no trend its state never becomes a result. Masks may be shared: no in-place.
+        shared_var = group["variables"][q.name]
+        masks[q.name] = {v: (m if v == shared_var else m & keep) for v, m in q_masks.items()}
         members.append(q)
         visit.append(idx)
         names.update(attrs.names)
