@@ -101,6 +101,24 @@ BUGS = [
 ]
 
 
+# Not among the twelve (run with --extra, or name them in --bugs): the same mistakes where
+# the other strategies use the shared code, and in the shared code itself.
+_KMIN = "windows = range(window_range(t, within, slide).start - 1, window_range(t, within, slide).stop)"
+EXTRA = [
+    Bug("cogra-pattern-kmin", "COGRA pattern-grained: sliding-window kmin off by one",
+        "def run_pattern(", "windows = window_range(t, within, slide)", _KMIN),
+    Bug("cogra-negation-kmin", "COGRA type+negation: sliding-window kmin off by one",
+        "class Coarse:", "windows = window_range(t, within, slide)", _KMIN),
+    Bug("cogra-kernel-kmin", "COGRA type-grained kernel: sliding-window kmin off by one",
+        "def run_kernel(", "windows = window_range(t, within, slide)", _KMIN),
+    Bug("timeline-kmin", "shared window_range (every strategy and twostep): kmin off by one",
+        "def window_range(ts: int", "return range((ts - within) // slide + 1, ts // slide + 1)",
+        "return range((ts - within) // slide, ts // slide + 1)"),
+    Bug("expr-vector-missing-as-zero", "numpy expressions: a missing value compares as 0",
+        "def vec_predicate(", "return _valid_and(res, _and(oka, okb), n)", "return _valid_and(res, True, n)"),
+]
+
+
 class PlantError(Exception):
     pass
 
@@ -202,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         "in its body, planted code compiles), list where each goes, then stop (exit 2 if one cannot)",
     )
     parser.add_argument("--tests", nargs="+", default=TESTS, help="test paths (default: the engine tests)")
+    parser.add_argument("--extra", action="store_true", help="also the bugs outside the twelve (EXTRA)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the clean run per seed")
     args = parser.parse_args(argv)
     sources = _sources()
@@ -209,13 +228,14 @@ def main(argv: list[str] | None = None) -> int:
         print("error: engine/ still holds a planted bug (a line ending in '# planted bug'); restore it first",
               file=sys.stderr)
         return 2
-    names = [b.name for b in BUGS]
-    wanted = [n for n in args.bugs.split(",") if n] or names
+    names = [b.name for b in BUGS + EXTRA]
+    default = [b.name for b in BUGS + (EXTRA if args.extra or args.list else [])]
+    wanted = [n for n in args.bugs.split(",") if n] or default
     unknown = sorted(set(wanted) - set(names))
     if unknown:
         print(f"error: unknown bug {', '.join(unknown)} (known: {', '.join(names)})", file=sys.stderr)
         return 2
-    bugs = [b for b in BUGS if b.name in wanted]
+    bugs = [b for b in BUGS + EXTRA if b.name in wanted]
     errors = []
     for bug in bugs:  # every bug must be plantable before anything runs
         try:
@@ -224,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             errors.append(str(err))
             continue
         if args.list:
-            print(f"{bug.name:34} {where:42} {bug.what}")
+            print(f"{bug.name:34} {where:42} {'(extra) ' if bug in EXTRA else ''}{bug.what}")
     if errors:
         for err in errors:
             print(f"error: {err}", file=sys.stderr)
