@@ -1,10 +1,20 @@
 """Plant known one-line bugs into the engine, one at a time, and see whether the fast tier notices.
 
-Each bug is an exact code snippet replaced inside the body that follows an
-anchor (a class or function header), both located by *content* anywhere under
-``engine/`` -- never by file name or line number, since the engine's files move.
-A snippet or anchor that is missing or ambiguous stops the script with an
-error (the bug list must then be updated to the engine's new code).
+Each bug is an exact code snippet replaced inside the body of the definition
+an anchor (a class or function header) starts, both located by *content*
+anywhere under ``engine/`` -- never by file name or line number, since the
+engine's files move. The anchor must occur exactly once under ``engine/`` and
+the snippet exactly once in its body (up to the next line indented no deeper
+than the header); otherwise the script stops with an error and the bug list
+must be updated to the engine's new code. ``--list`` checks every bug that way
+(and that the planted code still compiles) without running anything: exit 0
+when all can be planted, 2 otherwise.
+
+Where a strategy uses shared code (``engine.timeline.window_range``,
+``engine.vertices.VarList.from_time``), its bug is planted where that strategy
+calls it, so it breaks that strategy alone, as before the engine was split.
+``EXTRA`` holds the same mistakes at the other strategies' call sites and in
+the shared code (``--extra``); the twelve of ``BUGS`` are the default.
 
 For every bug and every hypothesis seed the script runs the engine tests of
 the fast tier (``tests/unit/engine``; the oracle tests first, so a caught bug
@@ -16,7 +26,8 @@ fails without a bug proves nothing.
 
     .venv/bin/python scripts/plant_bugs.py                  # 12 bugs x seeds 0-4
     .venv/bin/python scripts/plant_bugs.py --seeds 0 --bugs greta-kmin,expr-missing-as-zero
-    .venv/bin/python scripts/plant_bugs.py --list
+    .venv/bin/python scripts/plant_bugs.py --extra          # and the EXTRA bugs
+    .venv/bin/python scripts/plant_bugs.py --list           # check all 17 can be planted
 
 Prints a table bug x seed -> caught (naming the first test file that failed) or missed;
 exits 1 if any bug was missed.
@@ -41,6 +52,7 @@ FIRST = [
     "tests/unit/engine/test_expr_conformance.py",
     "tests/unit/engine/test_oracle.py",
     "tests/unit/engine/test_oracle_differential.py",
+    "tests/unit/engine/test_negation_window_boundaries.py",
     "tests/unit/engine/test_worked_examples.py",
 ]
 TESTS = FIRST + sorted(
