@@ -53,6 +53,7 @@ FIRST = [
     "tests/unit/engine/test_oracle.py",
     "tests/unit/engine/test_oracle_differential.py",
     "tests/unit/engine/test_negation_window_boundaries.py",
+    "tests/unit/engine/test_next_contiguous_patterns.py",
     "tests/unit/engine/test_worked_examples.py",
 ]
 TESTS = FIRST + sorted(
