@@ -1,10 +1,20 @@
 """Plant known one-line bugs into the engine, one at a time, and see whether the fast tier notices.
 
-Each bug is an exact code snippet replaced inside the body that follows an
-anchor (a class or function header), both located by *content* anywhere under
-``engine/`` -- never by file name or line number, since the engine's files move.
-A snippet or anchor that is missing or ambiguous stops the script with an
-error (the bug list must then be updated to the engine's new code).
+Each bug is an exact code snippet replaced inside the body of the definition
+an anchor (a class or function header) starts, both located by *content*
+anywhere under ``engine/`` -- never by file name or line number, since the
+engine's files move. The anchor must occur exactly once under ``engine/`` and
+the snippet exactly once in its body (up to the next line indented no deeper
+than the header); otherwise the script stops with an error and the bug list
+must be updated to the engine's new code. ``--list`` checks every bug that way
+(and that the planted code still compiles) without running anything: exit 0
+when all can be planted, 2 otherwise.
+
+Where a strategy uses shared code (``engine.timeline.window_range``,
+``engine.vertices.VarList.from_time``), its bug is planted where that strategy
+calls it, so it breaks that strategy alone, as before the engine was split.
+``EXTRA`` holds the same mistakes at the other strategies' call sites and in
+the shared code (``--extra``); the twelve of ``BUGS`` are the default.
 
 For every bug and every hypothesis seed the script runs the engine tests of
 the fast tier (``tests/unit/engine``; the oracle tests first, so a caught bug
@@ -16,7 +26,8 @@ fails without a bug proves nothing.
 
     .venv/bin/python scripts/plant_bugs.py                  # 12 bugs x seeds 0-4
     .venv/bin/python scripts/plant_bugs.py --seeds 0 --bugs greta-kmin,expr-missing-as-zero
-    .venv/bin/python scripts/plant_bugs.py --list
+    .venv/bin/python scripts/plant_bugs.py --extra          # and the EXTRA bugs
+    .venv/bin/python scripts/plant_bugs.py --list           # check all 17 can be planted
 
 Prints a table bug x seed -> caught (naming the first test file that failed) or missed;
 exits 1 if any bug was missed.
@@ -41,6 +52,8 @@ FIRST = [
     "tests/unit/engine/test_expr_conformance.py",
     "tests/unit/engine/test_oracle.py",
     "tests/unit/engine/test_oracle_differential.py",
+    "tests/unit/engine/test_negation_window_boundaries.py",
+    "tests/unit/engine/test_next_contiguous_patterns.py",
     "tests/unit/engine/test_worked_examples.py",
 ]
 TESTS = FIRST + sorted(
@@ -59,6 +72,7 @@ class Bug:
 
 
 BUGS = [
+    # GRETA (engine/strategies/greta.py): its run loop holds every GRETA rule below
     Bug("greta-next-never-closes", "GRETA: skip-till-next-match never closes a vertex",
         "class _Greta:", "p.closed = True", "p.closed = False"),
     Bug("greta-contiguous-middle", "GRETA: a contiguous middle event may share its time stamp",
@@ -69,23 +83,52 @@ BUGS = [
     Bug("greta-trailing-not-boundary", "GRETA: trailing NOT window boundary < -> <=",
         "class _Greta:", "if end_bound is not None and end_bound < k * slide + within:",
         "if end_bound is not None and end_bound <= k * slide + within:"),
+    # VarList.from_time (engine/vertices.py) is shared with COGRA's mixed-grained path:
+    # the bug goes where GRETA calls it (bisect_left at bound + 1 == bisect_right at bound,
+    # time stamps being integers), so kept vertices at the NOT match's start are skipped
     Bug("greta-not-at-predecessor-ts", "GRETA: a NOT match starting at the predecessor's time stamp blocks it",
-        "class _VarList:", "bisect.bisect_left(self.stamps, bound)", "bisect.bisect_right(self.stamps, bound)"),
+        "class _Greta:", "islice(vl.vertices, vl.from_time(bound), None)",
+        "islice(vl.vertices, vl.from_time(None if bound is None else bound + 1), None)"),
+    # window_range (engine/timeline.py) is shared by every strategy and the reference:
+    # the bug goes where GRETA takes its windows (one more window, k = (t - within) // slide,
+    # which does not contain t, and kmin one lower for pruning and predecessor sums)
     Bug("greta-kmin", "GRETA: sliding-window kmin off by one",
-        "class _Greta:", "kmin = (t - within) // slide + 1", "kmin = (t - within) // slide"),
+        "class _Greta:", "windows = window_range(t, within, slide)",
+        "windows = range(window_range(t, within, slide).start - 1, window_range(t, within, slide).stop)"),
+    # COGRA pattern-grained (engine/strategies/cogra/pattern.py)
     Bug("cogra-pattern-next-never-closes", "COGRA pattern-grained: next-match never closes the open ends",
-        "def _run_pattern(", "closed.add(tr.src)", "closed.discard(tr.src)"),
+        "def run_pattern(", "closed.add(tr.src)", "closed.discard(tr.src)"),
     Bug("cogra-pattern-contiguous-middle", "COGRA pattern-grained: a contiguous middle event may share its time stamp",
-        "def _run_pattern(", "if contiguous and len(group) > 1:", "if contiguous and len(group) > 1 and False:"),
+        "def run_pattern(", "if contiguous and len(group) > 1:", "if contiguous and len(group) > 1 and False:"),
+    # COGRA type+negation (engine/strategies/cogra/coarse.py, the per-time-stamp interpreter)
     Bug("cogra-negation-leading-boundary", "COGRA type+negation: leading NOT window boundary < -> <=",
-        "class _Coarse:", "return sb is None or sb < k * slide", "return sb is None or sb <= k * slide"),
+        "class Coarse:", "return sb is None or sb < k * slide", "return sb is None or sb <= k * slide"),
     Bug("cogra-negation-trailing-boundary", "COGRA type+negation: trailing NOT window boundary < -> <=",
-        "class _Coarse:", "if not end_bound < k * slide + within", "if not end_bound <= k * slide + within"),
+        "class Coarse:", "if not end_bound < k * slide + within", "if not end_bound <= k * slide + within"),
     Bug("cogra-negation-at-predecessor-ts", "COGRA type+negation: a NOT match starting at the predecessor's time stamp blocks it",
-        "class _Coarse:", "lst[0] = fresh", "lst[0] = {}"),
+        "class Coarse:", "lst[0] = fresh", "lst[0] = {}"),
+    # the row evaluator (engine/expr/python.py); engine/expr/vector.py refuses or agrees with it
     Bug("expr-missing-as-zero", "expressions: a missing value compares as 0",
         "def _compare(", "if a is None or b is None:",
         "if (a := 0 if a is None else a) is None or (b := 0 if b is None else b) is None:"),
+]
+
+
+# Not among the twelve (run with --extra, or name them in --bugs): the same mistakes where
+# the other strategies use the shared code, and in the shared code itself.
+_KMIN = "windows = range(window_range(t, within, slide).start - 1, window_range(t, within, slide).stop)"
+EXTRA = [
+    Bug("cogra-pattern-kmin", "COGRA pattern-grained: sliding-window kmin off by one",
+        "def run_pattern(", "windows = window_range(t, within, slide)", _KMIN),
+    Bug("cogra-negation-kmin", "COGRA type+negation: sliding-window kmin off by one",
+        "class Coarse:", "windows = window_range(t, within, slide)", _KMIN),
+    Bug("cogra-kernel-kmin", "COGRA type-grained kernel: sliding-window kmin off by one",
+        "def run_kernel(", "windows = window_range(t, within, slide)", _KMIN),
+    Bug("timeline-kmin", "shared window_range (every strategy and twostep): kmin off by one",
+        "def window_range(ts: int", "return range((ts - within) // slide + 1, ts // slide + 1)",
+        "return range((ts - within) // slide, ts // slide + 1)"),
+    Bug("expr-vector-missing-as-zero", "numpy expressions: a missing value compares as 0",
+        "def vec_predicate(", "return _valid_and(res, _and(oka, okb), n)", "return _valid_and(res, True, n)"),
 ]
 
 
@@ -97,25 +140,69 @@ def _sources() -> dict[Path, str]:
     return {p: p.read_text() for p in sorted(ENGINE.rglob("*.py"))}
 
 
+def body(text: str, at: int) -> tuple[int, int]:
+    """Start and end offsets of the definition whose header starts at ``at``: up to the
+    next line (not blank, not a comment, not closing a bracket) indented no deeper than
+    the header, or the end of the file."""
+    line_start = text.rfind("\n", 0, at) + 1
+    indent = len(text[line_start:at]) - len(text[line_start:at].lstrip())
+    pos = text.find("\n", at)
+    while pos >= 0:
+        nxt = text.find("\n", pos + 1)
+        line = text[pos + 1: nxt if nxt >= 0 else len(text)]
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith(("#", ")", "]", "}")) and len(line) - len(stripped) <= indent:
+            return line_start, pos + 1
+        pos = nxt
+    return line_start, len(text)
+
+
 def locate(bug: Bug, sources: dict[Path, str]) -> tuple[Path, int]:
-    """The file and offset of the bug's snippet: first occurrence after its unique anchor."""
+    """The file and offset of the bug's snippet: its only occurrence in the body of the
+    definition its anchor (unique under engine/) starts."""
     hits = [(p, text.find(bug.anchor)) for p, text in sources.items() if bug.anchor in text]
     if len(hits) != 1 or sources[hits[0][0]].count(bug.anchor) != 1:
         where = ", ".join(str(p.relative_to(ROOT)) for p, _ in hits) or "nowhere"
         raise PlantError(f"{bug.name}: anchor {bug.anchor!r} must occur exactly once under engine/ (found in {where})")
     path, at = hits[0]
-    offset = sources[path].find(bug.old, at)
-    if offset < 0:
-        raise PlantError(f"{bug.name}: snippet {bug.old!r} not found after {bug.anchor!r} in {path.relative_to(ROOT)}")
-    return path, offset
+    text = sources[path]
+    start, end = body(text, at)
+    count = text.count(bug.old, start, end)
+    if count != 1:
+        raise PlantError(
+            f"{bug.name}: snippet {bug.old!r} must occur exactly once in the body of {bug.anchor!r} "
+            f"({path.relative_to(ROOT)}, lines {text.count(chr(10), 0, start) + 1}-{text.count(chr(10), 0, end)}), "
+            f"found {count} times"
+        )
+    return path, text.find(bug.old, start, end)
 
 
-def plant(bug: Bug, sources: dict[Path, str]) -> Path:
+def planted_text(bug: Bug, sources: dict[Path, str]) -> tuple[Path, str]:
+    """The bug's file and its text with the bug planted (the changed line marked)."""
     path, offset = locate(bug, sources)
     text = sources[path]
     planted = text[:offset] + bug.new + text[offset + len(bug.old):]
     end = planted.find("\n", offset)
     planted = planted[:end] + MARK + planted[end:]
+    return path, planted
+
+
+def check(bug: Bug, sources: dict[Path, str]) -> str:
+    """Where the bug goes (``file:line``), after checking that it can be planted: the
+    snippet is found exactly once, the planted code differs and still compiles."""
+    if bug.old == bug.new:
+        raise PlantError(f"{bug.name}: the planted text equals the snippet")
+    path, planted = planted_text(bug, sources)
+    try:
+        compile(planted, str(path), "exec")
+    except SyntaxError as err:
+        raise PlantError(f"{bug.name}: the planted code does not compile: {err}") from None
+    line = sources[path].count("\n", 0, locate(bug, sources)[1]) + 1
+    return f"{path.relative_to(ROOT)}:{line}"
+
+
+def plant(bug: Bug, sources: dict[Path, str]) -> Path:
+    path, planted = planted_text(bug, sources)
     path.write_text(planted)
     return path
 
@@ -140,8 +227,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--bugs", default="", help="comma-separated bug names (default: all)")
-    parser.add_argument("--list", action="store_true", help="list the bugs and where they go, then stop")
+    parser.add_argument(
+        "--list", action="store_true",
+        help="check that every bug can be planted (anchor unique under engine/, snippet exactly once "
+        "in its body, planted code compiles), list where each goes, then stop (exit 2 if one cannot)",
+    )
     parser.add_argument("--tests", nargs="+", default=TESTS, help="test paths (default: the engine tests)")
+    parser.add_argument("--extra", action="store_true", help="also the bugs outside the twelve (EXTRA)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the clean run per seed")
     args = parser.parse_args(argv)
     sources = _sources()
@@ -149,20 +241,26 @@ def main(argv: list[str] | None = None) -> int:
         print("error: engine/ still holds a planted bug (a line ending in '# planted bug'); restore it first",
               file=sys.stderr)
         return 2
-    names = [b.name for b in BUGS]
-    wanted = [n for n in args.bugs.split(",") if n] or names
+    names = [b.name for b in BUGS + EXTRA]
+    default = [b.name for b in BUGS + (EXTRA if args.extra or args.list else [])]
+    wanted = [n for n in args.bugs.split(",") if n] or default
     unknown = sorted(set(wanted) - set(names))
     if unknown:
         print(f"error: unknown bug {', '.join(unknown)} (known: {', '.join(names)})", file=sys.stderr)
         return 2
-    bugs = [b for b in BUGS if b.name in wanted]
-    try:
-        for bug in bugs:  # every snippet must be found before anything runs
-            path, _ = locate(bug, sources)
-            if args.list:
-                print(f"{bug.name:36} {path.relative_to(ROOT)}: {bug.what}")
-    except PlantError as err:
-        print(f"error: {err}", file=sys.stderr)
+    bugs = [b for b in BUGS + EXTRA if b.name in wanted]
+    errors = []
+    for bug in bugs:  # every bug must be plantable before anything runs
+        try:
+            where = check(bug, sources)
+        except PlantError as err:
+            errors.append(str(err))
+            continue
+        if args.list:
+            print(f"{bug.name:34} {where:42} {'(extra) ' if bug in EXTRA else ''}{bug.what}")
+    if errors:
+        for err in errors:
+            print(f"error: {err}", file=sys.stderr)
         return 2
     if args.list:
         return 0
