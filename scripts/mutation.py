@@ -21,7 +21,9 @@ restored (try/finally; a mutant left behind by a killed run is restored from
 * ``optimizer/analysis.py``: ``tests/unit/optimizer/test_analysis.py`` first,
   then the same engine tests (the engine runs the plans the analysis builds).
 
-A mutant is *killed* when the tests fail or exceed the per-mutant timeout
+A mutant that is not valid Python (cosmic-ray takes the bare ``*`` of
+keyword-only parameters for a multiplication) is counted as *invalid* and not
+run. A mutant is *killed* when the tests fail or exceed the per-mutant timeout
 (``--timeout``; by default 4x the clean run, at least 60 s), *survived* when
 they pass. Survivors that were shown equivalent by reading the code are listed
 in ``scripts/mutation_equivalent.toml`` (matched by module, operator, the
@@ -99,7 +101,7 @@ class Mutant:
     line: int
     before: str  # the original line, stripped
     after: str  # the mutated line, stripped ("" when the mutation removes it)
-    outcome: str = "pending"  # killed | timeout | survived | equivalent | error | no-mutation
+    outcome: str = "pending"  # killed | timeout | survived | equivalent | invalid | error | no-mutation
     seconds: float = 0.0
     why: str = ""  # the reason an equivalent mutant is equivalent
     failed: str = ""  # the first failing test of a killed mutant
@@ -178,7 +180,12 @@ def describe(item, source: str) -> Mutant:
             before = " ".join(s.strip() for s in old[i1:i2])
             after = " ".join(s.strip() for s in new[j1:j2])
             break
-    return Mutant(str(spec.module_path), spec.operator_name, spec.occurrence, line, before, after)
+    m = Mutant(str(spec.module_path), spec.operator_name, spec.occurrence, line, before, after)
+    try:
+        compile(mutated, m.module, "exec")
+    except SyntaxError:  # e.g. the bare `*` of keyword-only parameters taken for a multiplication
+        m.outcome = "invalid"
+    return m
 
 
 def sample(per: dict[str, list], size: int | None, seed: int) -> list:
@@ -316,12 +323,14 @@ def report(mutants: list[Mutant], population: dict[str, int], annotations: dict[
     strata = {"engine": [], "all": []}
     for module in sorted(by):
         ms = by[module]
-        count = {o: sum(m.outcome == o for m in ms) for o in ("killed", "timeout", "survived", "equivalent", "error")}
+        count = {o: sum(m.outcome == o for m in ms)
+                 for o in ("killed", "timeout", "survived", "equivalent", "invalid", "error")}
         k = count["killed"] + count["timeout"]
         n = k + count["survived"]
         lo, hi = wilson(k, n)
         score = f"{k / n:.0%}" if n else "-"
         err = f", {count['error']} error" if count["error"] else ""
+        err += f", {count['invalid']} invalid" if count["invalid"] else ""
         lines.append(f"| {module} | {population[module]} ({annotations[module]}) | {len(ms)} | {k} ({count['timeout']}){err} | "
                      f"{count['survived']} | {count['equivalent']} | {score} | {lo:.0%}-{hi:.0%} |")
         # equivalent mutants leave the population in proportion to their share of the sample
@@ -398,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     with use_db(str(OUT / "session.sqlite"), WorkDB.Mode.open) as db:
         for number, (item, m) in enumerate(zip(items, mutants, strict=True), 1):
             done = previous.get(m.key)
+            if m.outcome == "invalid":
+                continue  # not Python: no test could tell anything about it
             if done and done["outcome"] in ("killed", "timeout") and (done["before"], done["after"]) == (m.before, m.after):
                 m.outcome, m.seconds, m.failed = done["outcome"], done["seconds"], done.get("failed", "")
                 continue  # killed earlier; tests were only added since
