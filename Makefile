@@ -26,7 +26,7 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
 
 # mutation score of engine/ and optimizer/analysis.py (not part of `make test`; see docs/testing.md)
-SAMPLE ?= 8
+SAMPLE ?= 5
 SEED ?= 1
 mutation: $(STAMP)
 	nice -n 10 $(BIN)/python scripts/mutation.py --sample $(SAMPLE) --seed $(SEED)

@@ -30,11 +30,11 @@ in ``scripts/mutation_equivalent.toml`` (matched by module, operator, the
 original and the mutated line), counted apart and left out of the score, never
 dropped silently.
 
-    make mutation                                   # SAMPLE=8 SEED=1
+    make mutation                                   # SAMPLE=5 SEED=1
     make mutation SAMPLE=all                        # every mutant (hours)
-    .venv/bin/python scripts/mutation.py --sample 8 --seed 1 --modules greta,negation
-    .venv/bin/python scripts/mutation.py --rerun out/mutation/results.json   # its survivors again
-    .venv/bin/python scripts/mutation.py --list --sample 8 --seed 1         # the sample, no run
+    .venv/bin/python scripts/mutation.py --sample 5 --seed 1 --modules greta,negation
+    .venv/bin/python scripts/mutation.py --resume out/mutation/results.json  # tests added: run what was not killed
+    .venv/bin/python scripts/mutation.py --list --sample 5 --seed 1         # the sample, no run
 
 Writes ``out/mutation/results.json`` (one record per sampled mutant),
 ``out/mutation/report.md`` (the tables and the survivors) and the cosmic-ray
@@ -53,6 +53,7 @@ import signal
 import sys
 import time
 import tomllib
+import warnings
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -182,20 +183,22 @@ def describe(item, source: str) -> Mutant:
             break
     m = Mutant(str(spec.module_path), spec.operator_name, spec.occurrence, line, before, after)
     try:
-        compile(mutated, m.module, "exec")
+        with warnings.catch_warnings():  # `x is "literal"` mutants warn
+            warnings.simplefilter("ignore", SyntaxWarning)
+            compile(mutated, m.module, "exec")
     except SyntaxError:  # e.g. the bare `*` of keyword-only parameters taken for a multiplication
         m.outcome = "invalid"
     return m
 
 
 def sample(per: dict[str, list], size: int | None, seed: int) -> list:
+    """Per module, the first ``size`` mutants of a seeded shuffle (its own stream of the seed, so
+    one module's change leaves the others' samples; a larger sample extends a smaller one)."""
     chosen = []
     for module in sorted(per):
-        items = per[module]
-        if size is None or size >= len(items):
-            chosen.extend(items)
-        else:  # per module, its own stream of the seed: one module's change leaves the others' samples
-            chosen.extend(random.Random(f"{seed}:{module}").sample(items, size))
+        items = list(per[module])
+        random.Random(f"{seed}:{module}").shuffle(items)
+        chosen.extend(items if size is None else items[:size])
     return chosen
 
 
@@ -359,11 +362,12 @@ def report(mutants: list[Mutant], population: dict[str, int], annotations: dict[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", default="8", help="mutants per module, or 'all' (default 8)")
+    parser.add_argument("--sample", default="5", help="mutants per module, or 'all' (default 5)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--modules", default="", help="comma-separated parts of module paths (default: all)")
     parser.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 4x clean, >= 60)")
-    parser.add_argument("--rerun", type=Path, help="run again the survivors recorded in this results.json")
+    parser.add_argument("--resume", type=Path, help="keep the killed mutants of this results.json (same "
+                        "mutant, same lines) and run the others: only when nothing but tests changed since")
     parser.add_argument("--list", action="store_true", help="print the sample and stop")
     args = parser.parse_args(argv)
     os.chdir(ROOT)
@@ -385,9 +389,8 @@ def main(argv: list[str] | None = None) -> int:
         annotations[module] = len(items) - len(per[module])
     population = {m: len(per[m]) for m in per}
     previous: dict[tuple, dict] = {}
-    if args.rerun:
-        old = json.loads(args.rerun.read_text())
-        args.seed, size = old["meta"]["seed"], (None if old["meta"]["sample"] == "all" else int(old["meta"]["sample"]))
+    if args.resume and args.resume.exists():
+        old = json.loads(args.resume.read_text())
         previous = {(r["module"], r["operator"], r["occurrence"]): r for r in old["mutants"]}
     items = sample(per, size, args.seed)
     mutants = [describe(i, sources[str(i.mutations[0].module_path)]) for i in items]
@@ -404,6 +407,23 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     from cosmic_ray.work_db import WorkDB, use_db
 
+    def meta() -> dict:
+        return {
+            "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "command": f"scripts/mutation.py --sample {size or 'all'} --seed {args.seed}"
+                       + (f" --modules {args.modules}" if args.modules else "")
+                       + (" --resume (killed mutants of an earlier run kept)" if previous else ""),
+            "sample": str(size) if size is not None else "all",
+            "seed": args.seed,
+            "timeout": timeout,
+            "minutes": (time.monotonic() - started) / 60,
+        }
+
+    def save() -> None:  # after every mutant: a stopped run keeps what it found (--resume)
+        (OUT / "results.json").write_text(json.dumps(
+            {"meta": meta(), "population": population, "annotations": annotations,
+             "mutants": [asdict(m) for m in mutants]}, indent=1))
+
     with use_db(str(OUT / "session.sqlite"), WorkDB.Mode.open) as db:
         for number, (item, m) in enumerate(zip(items, mutants, strict=True), 1):
             done = previous.get(m.key)
@@ -417,20 +437,11 @@ def main(argv: list[str] | None = None) -> int:
                 db.set_result(item.job_id, result)
             if m.outcome == "survived" and (why := equivalent_reason(m, known)):
                 m.outcome, m.why = "equivalent", why
+            save()
             print(f"[{number}/{len(mutants)}] {m.outcome:10} {m.seconds:5.1f}s {m.module}:{m.line} {m.op}: "
                   f"{m.before} -> {m.after}", flush=True)
-    meta = {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": f"scripts/mutation.py --sample {size or 'all'} --seed {args.seed}"
-                   + (f" --modules {args.modules}" if args.modules else ""),
-        "sample": str(size) if size is not None else "all",
-        "seed": args.seed,
-        "timeout": timeout,
-        "minutes": (time.monotonic() - started) / 60,
-    }
-    (OUT / "results.json").write_text(json.dumps({"meta": meta, "population": population, "annotations": annotations,
-                                                  "mutants": [asdict(m) for m in mutants]}, indent=1))
-    text = report(mutants, population, annotations, meta)
+    save()
+    text = report(mutants, population, annotations, meta())
     (OUT / "report.md").write_text(text)
     print()
     print(text)
