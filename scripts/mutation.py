@@ -75,8 +75,10 @@ FIRST = [
 
 
 def engine_tests() -> list[str]:
+    # the targeted tests written against earlier survivors (small and quick) before all others
+    targeted = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests/unit/engine").glob("test_mutants_*.py"))
     rest = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests/unit/engine").glob("test_*.py"))
-    return FIRST + [t for t in rest if t not in FIRST]
+    return targeted + FIRST + [t for t in rest if t not in FIRST and t not in targeted]
 
 
 def tests_for(module: str) -> list[str]:
