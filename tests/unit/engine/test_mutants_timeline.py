@@ -93,5 +93,7 @@ def test_key_runs_start_at_every_change_and_at_nulls() -> None:
     assert key_runs(table, ["h"]).tolist() == [True, False, False, False, False, True]
     assert key_runs(table, []).tolist() == [True, False, False, False, False, False]
     assert key_runs(table.slice(0, 2), ["g"]).tolist() == [True, False]
+    assert key_runs(table.slice(1, 2), ["g"]).tolist() == [True, True]
+    assert key_runs(table.slice(4, 2), ["g", "h"]).tolist() == [True, True]
     assert key_runs(table.slice(2, 1), ["g"]).tolist() == [True]
     assert key_runs(table.slice(0, 0), ["g"]).tolist() == []
