@@ -368,8 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--modules", default="", help="comma-separated parts of module paths (default: all)")
     parser.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 4x clean, >= 60)")
-    parser.add_argument("--resume", type=Path, help="keep the killed mutants of this results.json (same "
-                        "mutant, same lines) and run the others: only when nothing but tests changed since")
+    parser.add_argument("--resume", type=Path, nargs="+", default=[],
+                        help="keep the killed mutants of these results.json files (same mutant, same lines) "
+                        "and run the others: only when nothing but tests changed since")
     parser.add_argument("--list", action="store_true", help="print the sample and stop")
     args = parser.parse_args(argv)
     os.chdir(ROOT)
@@ -391,9 +392,10 @@ def main(argv: list[str] | None = None) -> int:
         annotations[module] = len(items) - len(per[module])
     population = {m: len(per[m]) for m in per}
     previous: dict[tuple, dict] = {}
-    if args.resume and args.resume.exists():
-        old = json.loads(args.resume.read_text())
-        previous = {(r["module"], r["operator"], r["occurrence"]): r for r in old["mutants"]}
+    for path in args.resume:
+        for r in json.loads(path.read_text())["mutants"]:
+            if r["outcome"] in ("killed", "timeout"):
+                previous[(r["module"], r["operator"], r["occurrence"])] = r
     items = sample(per, size, args.seed)
     mutants = [describe(i, sources[str(i.mutations[0].module_path)]) for i in items]
     print(f"{sum(population.values())} mutants in {len(per)} modules (and {sum(annotations.values())} in "
@@ -431,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
             done = previous.get(m.key)
             if m.outcome == "invalid":
                 continue  # not Python: no test could tell anything about it
-            if done and done["outcome"] in ("killed", "timeout") and (done["before"], done["after"]) == (m.before, m.after):
+            if done and (done["before"], done["after"]) == (m.before, m.after):
                 m.outcome, m.seconds, m.failed = done["outcome"], done["seconds"], done.get("failed", "")
                 continue  # killed earlier; tests were only added since
             result = run_mutant(item, m, timeout)
