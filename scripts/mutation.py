@@ -369,8 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modules", default="", help="comma-separated parts of module paths (default: all)")
     parser.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 4x clean, >= 60)")
     parser.add_argument("--resume", type=Path, nargs="+", default=[],
-                        help="keep the killed mutants of these results.json files (same mutant, same lines) "
-                        "and run the others: only when nothing but tests changed since")
+                        help="keep the killed mutants (and the survivors still listed as equivalent) of these "
+                        "results.json files (same mutant, same lines) and run the others: only when nothing "
+                        "but tests changed since")
     parser.add_argument("--list", action="store_true", help="print the sample and stop")
     args = parser.parse_args(argv)
     os.chdir(ROOT)
@@ -394,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     previous: dict[tuple, dict] = {}
     for path in args.resume:
         for r in json.loads(path.read_text())["mutants"]:
-            if r["outcome"] in ("killed", "timeout"):
+            if r["outcome"] in ("killed", "timeout", "equivalent"):
                 previous[(r["module"], r["operator"], r["occurrence"])] = r
     items = sample(per, size, args.seed)
     mutants = [describe(i, sources[str(i.mutations[0].module_path)]) for i in items]
@@ -434,8 +435,11 @@ def main(argv: list[str] | None = None) -> int:
             if m.outcome == "invalid":
                 continue  # not Python: no test could tell anything about it
             if done and (done["before"], done["after"]) == (m.before, m.after):
-                m.outcome, m.seconds, m.failed = done["outcome"], done["seconds"], done.get("failed", "")
-                continue  # killed earlier; tests were only added since
+                # killed earlier (tests were only added since), or survived and still listed equivalent
+                why = equivalent_reason(m, known)
+                if done["outcome"] != "equivalent" or why:
+                    m.outcome, m.seconds, m.failed, m.why = done["outcome"], done["seconds"], done.get("failed", ""), why
+                    continue
             result = run_mutant(item, m, timeout)
             if result is not None:
                 db.set_result(item.job_id, result)
