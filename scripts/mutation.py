@@ -14,8 +14,8 @@ the editable install sees it), the module's tests run once, and the file is
 restored (try/finally; a mutant left behind by a killed run is restored from
 ``out/mutation/in-progress.json`` by the next run). Tests per module:
 
-* ``engine/**``: every ``tests/unit/engine/test_*.py`` (cheap, strong files
-  first), ``pytest -x -q -p no:cacheprovider``, ``HYPOTHESIS_PROFILE=mutation``
+* ``engine/**``: every ``tests/unit/engine/test_*.py`` (the targeted
+  ``test_mutants_*.py`` first, then cheap, strong files), ``pytest -x -q -p no:cacheprovider``, ``HYPOTHESIS_PROFILE=mutation``
   (few examples, derandomized: the same examples for every mutant, no example
   database, no shrinking);
 * ``optimizer/analysis.py``: ``tests/unit/optimizer/test_analysis.py`` first,
@@ -58,6 +58,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "out" / "mutation"
@@ -237,7 +238,8 @@ def first_failure(output: str) -> str:
     return ""
 
 
-def run_mutant(item, m: Mutant, timeout: float) -> None:
+def run_mutant(item, m: Mutant, timeout: float) -> Any:
+    """Mutate, test, restore; records the outcome in ``m`` and returns cosmic-ray's WorkResult."""
     from cosmic_ray.mutating import mutate_and_test
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
