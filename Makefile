@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-fast lint clean
+.PHONY: venv demo test test-fast lint mutation clean
 
 $(STAMP): setup.cfg setup.py pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,6 +24,12 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
+
+# mutation score of engine/ and optimizer/analysis.py (not part of `make test`; see docs/testing.md)
+SAMPLE ?= 5
+SEED ?= 1
+mutation: $(STAMP)
+	nice -n 10 $(BIN)/python scripts/mutation.py --sample $(SAMPLE) --seed $(SEED)
 
 lint: $(STAMP)
 	$(BIN)/ruff check optimizer engine jobs datagen schemas src dags tests benchmarks

@@ -1,7 +1,8 @@
 """Test-wide settings.
 
 * hypothesis profiles: ``ci`` (default) and ``thorough`` for long local runs
-  (``HYPOTHESIS_PROFILE=thorough``); ``planted`` for scripts/plant_bugs.py.
+  (``HYPOTHESIS_PROFILE=thorough``); ``planted`` for scripts/plant_bugs.py;
+  ``mutation`` for scripts/mutation.py.
 * Tiers by folder: ``tests/unit`` is the fast tier (no Spark, no Airflow:
   ``make test-fast``), ``tests/integration/spark`` and
   ``tests/integration/airflow`` are marked ``spark`` / ``airflow`` here. A run
@@ -28,6 +29,17 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     database=None,
+    phases=[Phase.explicit, Phase.generate, Phase.target],
+)
+# scripts/mutation.py: one run of the engine tests per mutant -- few examples, the same ones every
+# run (derandomized), no example database, no shrinking (a mutant is killed by the first failure)
+settings.register_profile(
+    "mutation",
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+    derandomize=True,
     phases=[Phase.explicit, Phase.generate, Phase.target],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -1,0 +1,78 @@
+"""The engine's event-file reader (engine/files.py), checked from the engine tier.
+
+Written for mutants of scripts/mutation.py that the engine tests let live
+(docs/testing.md, "Mutation testing"): where a reader error points (lines and
+rows counted from 1, blank lines and quoted line breaks included), the header
+rules, records longer than a small read block. Expected values come from the
+file contents written here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from trendlake.engine import files
+from trendlake.engine.errors import EventFileError
+from trendlake.engine.files import read_event_table
+
+
+def test_a_header_column_without_a_name_is_refused_on_line_1(tmp_path: Path) -> None:
+    events = tmp_path / "noname.csv"
+    events.write_text("type,ts,,x\nA,1,2,3\n")
+    with pytest.raises(EventFileError, match=r"noname\.csv: line 1: a column of the header has no name"):
+        read_event_table(events)
+
+
+def test_a_record_longer_than_a_small_block_is_read_whole(tmp_path: Path) -> None:
+    # CSV_BLOCK_SIZE is the longest record the reader takes: one event with a 4 KiB text value
+    note = "n" * 4096
+    events = tmp_path / "long.csv"
+    events.write_text(f"type,ts,note\nA,1,{note}\nB,2,short\n")
+    table = read_event_table(events)
+    assert table.column("note").to_pylist() == [note, "short"]
+    assert table.column("ts").to_pylist() == [1_000_000, 2_000_000]
+    assert files.CSV_BLOCK_SIZE >= 1 << 20  # documented: a record may be up to this long
+
+
+def test_wrong_field_count_names_the_physical_line(tmp_path: Path) -> None:
+    # the record on physical line 4 (line 3 holds a quoted line break) has 2 fields, not 3
+    events = tmp_path / "fields.csv"
+    events.write_text('type,ts,note\nA,1,"one\ntwo"\nB,2\nC,3,x\n')
+    assert files._line_with_fields_other_than(events, 3) == "line 4"
+    events.write_text("type,ts,note\nA,1,x\nB,2,y\n")
+    assert files._line_with_fields_other_than(events, 3) == "a row"
+
+
+def test_json_lines_blank_lines_are_skipped_and_counted(tmp_path: Path) -> None:
+    # mixed kinds in column x send the file through the line-by-line reader
+    events = tmp_path / "mixed.jsonl"
+    events.write_text('{"type": "A", "ts": 1, "x": 1}\n\n{"type": "B", "ts": 2, "x": "a"}\n   \n'
+                      '{"type": "C", "ts": 3}\n')
+    raw = files._read_json(events)
+    assert raw.column("type").to_pylist() == ["A", "B", "C"]
+    assert raw.column("x").to_pylist() == ["1", "a", None]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "A", "ts": 1, "x": 1}\n\n{"type": "B", "ts": 2, "x": "a"}\n{"type": \n')
+    with pytest.raises(EventFileError, match=r"bad\.jsonl: line 4: not JSON"):
+        files._read_json(bad)
+
+
+def test_a_bad_parquet_value_names_its_row_from_1(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = {"type_column": "type", "time_column": "ts", "time_unit": "seconds",
+              "attributes": {"x": {"type": "long"}}}
+    events = tmp_path / "rows.parquet"
+    # the second row (index 1) holds the fraction: "row 2"
+    pq.write_table(pa.table({"type": ["A", "A", "A", "A"], "ts": pa.array([1, 2, 3, 4], pa.int64()),
+                             "x": ["1", "2.5", "3", "4"]}), events)
+    with pytest.raises(EventFileError, match=r"rows\.parquet: row 2: column 'x'"):
+        read_event_table(events, schema)
+    assert files._ParquetRows(events)(1) == f"{events}: row 2"
+    assert files._ParquetRows(events)(4) == f"{events}: row 5"
+    lines = tmp_path / "two.jsonl"
+    lines.write_text('{"type": "A", "ts": 1}\n\n{"type": "B", "ts": 2}\n')
+    assert files._JsonLines(lines)(1) == f"{lines}: line 3"
+    assert files._JsonLines(lines)(7) == f"{lines}: record 8"  # past the end: counted from 1
