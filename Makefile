@@ -11,7 +11,9 @@ STAMP := $(VENV)/.installed
 $(STAMP): setup.cfg setup.py pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip uv
-	$(BIN)/uv pip install --python $(BIN)/python -q -e '.[dev]'
+	# --compile-bytecode: every process (each trendlake command, each Spark Python worker)
+	# otherwise compiles pandas, pyspark, ... anew where PYTHONDONTWRITEBYTECODE is set
+	$(BIN)/uv pip install --python $(BIN)/python -q --compile-bytecode -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -35,7 +35,7 @@ from tests.integration.cluster.standalone import HOST, StandaloneCluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-EVENTS = int(os.environ.get("TRENDLAKE_CLUSTER_EVENTS", "20000"))
+EVENTS = int(os.environ.get("TRENDLAKE_CLUSTER_EVENTS", "5000"))
 DAY_FROM, DAY_TO = "2026-01-05T00:00:00Z", "2026-01-06T00:00:00Z"
 WORKLOAD = workload_path("sample_rides.etq")
 STEP_TIMEOUT = float(os.environ.get("TRENDLAKE_CLUSTER_STEP_TIMEOUT", "900"))  # a hung job fails, never hangs CI
