@@ -97,7 +97,10 @@ def json_files(draw: st.DrawFn) -> bytes:
 
 
 def blank_free_lines(data: bytes) -> int:
-    """Lines as Spark's text reader ends them (\\n, \\r\\n, \\r) that are not blank after trimming spaces."""
+    """Lines as Spark's text reader ends them (\\n, \\r\\n, \\r) that are not blank after trimming spaces;
+    a UTF-8 byte order mark at the start of the file is not content (ingest and eval skip it)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     return sum(1 for line in re.split(rb"\r\n|\r|\n", data) if line.strip(b" "))
 
 
