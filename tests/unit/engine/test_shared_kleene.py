@@ -279,3 +279,52 @@ def test_overflowing_counts_equal_each_query_alone(n: int, x: int) -> None:
     report: dict[str, SharedStats] = {}
     engine.evaluate(shared, table, shared_stats=report)
     assert (report["g0"].rebases > 0) == (n > 2048)  # coefficients past 2**2048 are rebased
+
+
+@pytest.mark.parametrize(("decision", "cost", "shared", "split", "kept_out"), [
+    ("static", 4.0, 3, 0, 4),   # static: every burst through the shared update, q2 and q3 kept out twice
+    ("dynamic", 4.0, 1, 2, 0),  # keeping q2 and q3 out of an x = 1 burst, 1 + 4*2, costs more than (1 + 4)*1
+    ("dynamic", 0.0, 1, 2, 0),  # free snapshots: 1 + 0*2 is still not below (1 + 0)*1
+])
+def test_dynamic_decision_per_burst(decision: str, cost: float, shared: int, split: int, kept_out: int) -> None:
+    """Three queries share K+; q2 and q3 match only K events with x > 1. Bursts (one per time
+    stamp): x = 5 (all match: shared either way), x = 1 twice (only q1 matches)."""
+    text = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(A, K+) WITHIN 1 minute;
+              QUERY q2 RETURN COUNT(*) PATTERN SEQ(A, K+) WHERE K.x > 1 WITHIN 1 minute;
+              QUERY q3 RETURN COUNT(*), SUM(K.x) PATTERN SEQ(A, K+) WHERE K.x > 1 WITHIN 1 minute;"""
+    rows = [{"type": "A", "ts": 1, "seq": 0, "x": 0}, {"type": "K", "ts": 2, "seq": 1, "x": 5},
+            {"type": "B", "ts": 3, "seq": 2, "x": 0},
+            {"type": "K", "ts": 4, "seq": 3, "x": 1}, {"type": "C", "ts": 5, "seq": 4, "x": 0},
+            {"type": "K", "ts": 6, "seq": 5, "x": 1}]
+    plan = _plan(text, planner="none")
+    plan["sharing"] = [{"id": "g0", "kind": "kleene", "queries": ["q1", "q2", "q3"],
+                        "variables": {"q1": "K", "q2": "K", "q3": "K"}, "decision": decision,
+                        "parameters": {"snapshot_cost": cost}}]
+    per_window: dict[Any, list[int]] = {}
+    report = {"g0": SharedStats(per_window=per_window)}
+    got = engine.evaluate(plan, engine.table_from_rows(rows), shared_stats=report)
+    want = engine.evaluate(_plan(text, planner="none"), engine.table_from_rows(rows))
+    assert got == want
+    assert {r["query"]: r["COUNT(*)"] for r in got} == {"q1": 7, "q2": 1, "q3": 1}  # 2**3 - 1; only x = 5
+    r = report["g0"]
+    assert (r.shared_bursts, r.split_bursts) == (shared, split)
+    assert r.event_snapshots == kept_out
+    assert list(per_window.values()) == [[3, shared, split, r.event_snapshots]]
+
+
+def test_float_sums_beyond_the_exact_scale_and_ties() -> None:
+    """A float column whose values span more than 2**1100 (a subnormal next to 1.0) is not
+    scaled to integers: its sums go through each query's own accumulation, ties included."""
+    text = """QUERY q1 RETURN COUNT(*), SUM(K.x), AVG(K.x) PATTERN SEQ(A, K+) WITHIN 1 minute;
+              QUERY q2 RETURN COUNT(*), SUM(K.x) PATTERN SEQ(K+, B) WITHIN 1 minute;"""
+    xs = [1.0, 5e-324, 2.5, 0.5, 3.0, 1e-310]
+    rows = [{"type": "A", "ts": 0, "seq": 0, "x": 0.0}]
+    rows += [{"type": "K", "ts": 1 + i // 2, "seq": 1 + i, "x": x} for i, x in enumerate(xs)]  # pairs of ties
+    rows += [{"type": "B", "ts": 9, "seq": 9, "x": 0.0}]
+    plan = _plan(text, planner="none")
+    plan["sharing"] = [{"id": "g0", "kind": "kleene", "queries": ["q1", "q2"],
+                        "variables": {"q1": "K", "q2": "K"}, "decision": "static", "parameters": {}}]
+    got = run_engine(plan, rows, "auto")
+    want = run_engine(_plan(text, planner="none"), rows, "twostep")
+    assert _same(got, want), (got, want)
+    assert {r["query"]: r["COUNT(*)"] for r in got} == {"q1": 26, "q2": 26}  # 3**3 - 1 per side
