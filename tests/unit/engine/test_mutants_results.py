@@ -47,3 +47,14 @@ def test_fig_2_4_aggregates_of_a_plan_read_from_text(strategy: str) -> None:
 def test_fig_2_3_semantics_of_a_plan_read_from_text(strategy: str) -> None:
     for semantics, trends in (("skip-till-any-match", 43), ("skip-till-next-match", 8), ("contiguous", 2)):
         assert final(fig_2_3_query(semantics), strategy)["COUNT(*)"] == trends
+
+
+def test_is_equal_compares_a_float_with_overflow_or_none_by_identity() -> None:
+    """OVERFLOW or None next to a float is equal only to itself (never 'close')."""
+    from trendlake.engine.results import OVERFLOW, is_equal
+
+    assert not is_equal(1.0, OVERFLOW) and not is_equal(OVERFLOW, 2.5)
+    assert not is_equal(None, 0.0) and not is_equal(0.0, None)
+    assert is_equal(1.0, 1.0 + 1e-12) and not is_equal(1.0, 1.1)
+    # a float next to an int is compared relatively too (not exactly): 1e20 vs 10**20 + 1
+    assert is_equal(1e20, 10**20 + 1) and is_equal(10**20 + 1, 1e20)

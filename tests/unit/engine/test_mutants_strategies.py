@@ -45,3 +45,12 @@ def test_a_named_strategy_that_cannot_run_the_query_says_why() -> None:
 def test_unknown_strategy_names_are_refused(name: str) -> None:
     with pytest.raises(StrategyError, match="unknown strategy"):
         engine.choose(compiled("SEQ(A, B+)"), name)
+
+
+def test_a_partial_sum_saturates_only_past_the_bound() -> None:
+    """``sum_sat``: a partial sum is kept up to ``SUM_BOUND`` in magnitude, NaN beyond it."""
+    from trendlake.engine.aggregates import SUM_BOUND, sum_sat
+
+    assert sum_sat(SUM_BOUND) == SUM_BOUND and sum_sat(-SUM_BOUND) == -SUM_BOUND
+    assert sum_sat(SUM_BOUND + 1) != sum_sat(SUM_BOUND + 1)  # NaN
+    assert sum_sat(-SUM_BOUND - 1) != sum_sat(-SUM_BOUND - 1)
