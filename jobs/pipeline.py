@@ -13,6 +13,7 @@ never at DAG parse time:
 | ``TRENDLAKE_WORKLOAD`` | bundled ``sample_rides.etq`` | workload file |
 | ``TRENDLAKE_SPARK_MASTER`` | ``local[*]`` | Spark master URL |
 | ``TRENDLAKE_STATS_DAYS`` | ``7`` | trailing days of bronze the nightly stats cover |
+| ``TRENDLAKE_PLANNER`` | ``none`` | planner of the nightly optimize (``none``, ``hamlet``, ``hamlet-static``) |
 
 A run of ``trendlake_ingest`` triggered with ``{"replace_changed": true}`` in
 its conf replaces changed files for that run; a ``trendlake_replay`` run with
@@ -44,6 +45,15 @@ def _flag(variable: str, default: str = "0") -> bool:
     return text in TRUE
 
 
+def _planner(variable: str) -> str:
+    from trendlake.optimizer.planners import PLANNERS
+
+    name = os.environ.get(variable, "none").strip()
+    if name not in PLANNERS:
+        raise ValueError(f"{variable}={name!r}: expected one of {', '.join(sorted(PLANNERS))}")
+    return name
+
+
 def _days(variable: str, default: str) -> int:
     text = os.environ.get(variable, default).strip()
     try:
@@ -63,6 +73,7 @@ class Settings:
     workload: Path
     stats_days: int
     replace_changed: bool = False
+    planner: str = "none"
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -76,6 +87,7 @@ class Settings:
             ).resolve(),
             stats_days=_days("TRENDLAKE_STATS_DAYS", "7"),
             replace_changed=_flag("TRENDLAKE_REPLACE_CHANGED"),
+            planner=_planner("TRENDLAKE_PLANNER"),
         )
 
     @property
@@ -131,7 +143,9 @@ def run_optimize(settings: Settings | None = None) -> dict[str, Any]:
     from trendlake.jobs.optimize import latest_statistics, optimize
 
     s = settings or Settings.from_env()
-    ref = optimize(s.lake, s.workload, stream=s.stream, statistics=latest_statistics(s.lake, s.stream))
+    ref = optimize(
+        s.lake, s.workload, stream=s.stream, statistics=latest_statistics(s.lake, s.stream), planner=s.planner
+    )
     return {"plan_id": ref.plan_id, "path": str(ref.path), "created": ref.created}
 
 

@@ -63,6 +63,15 @@ def test_bad_settings_name_their_variable(monkeypatch) -> None:
         Settings.from_env()
 
 
+def test_the_nightly_planner_is_a_setting(monkeypatch) -> None:
+    assert Settings.from_env().planner == "none"
+    monkeypatch.setenv("TRENDLAKE_PLANNER", "hamlet")
+    assert Settings.from_env().planner == "hamlet"
+    monkeypatch.setenv("TRENDLAKE_PLANNER", "gloria")
+    with pytest.raises(ValueError, match="TRENDLAKE_PLANNER='gloria': expected one of hamlet, hamlet-static, none"):
+        Settings.from_env()
+
+
 def test_the_stream_setting_resolves_like_the_commands(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "my_schema.json"
     path.write_text(json.dumps(dict(load_stream_schema("rides"), stream="flights")))
