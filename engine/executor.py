@@ -25,7 +25,7 @@ from trendlake.engine.expr.vector import local_mask
 from trendlake.engine.plan import Plan, PlanError, load_plan
 from trendlake.engine.query import CONTIGUOUS, CompiledQuery
 from trendlake.engine.results import finalize
-from trendlake.engine.shared import kind_module, kleene
+from trendlake.engine.shared import kind_module
 from trendlake.engine.strategies import Strategy, choose
 from trendlake.engine.timeline import key_runs
 
@@ -111,8 +111,8 @@ def evaluate_partials(
         queries = [plan.queries[name] for name in group["queries"]]
         ks = keyset(queries[0].partition_by)
         stats = None
-        if shared_stats is not None:
-            stats = shared_stats.setdefault(group["id"], kleene.SharedStats())
+        if shared_stats is not None:  # what the group's executor did, in its kind's own record
+            stats = shared_stats.setdefault(group["id"], kind_module(group["kind"]).SharedStats())
         out.update(_group_partials(group, queries, specs, cols, ks, stats))
     for name in wanted:
         if name in out:

@@ -267,7 +267,8 @@ def run_group(
                         z = NAN
                 elif h_rel:
                     sc = scale.get(a)
-                    z = z + (u * h_rel if sc is None or sc == 1 else _over(u * h_rel, sc))
+                    # a scaled float column: the exact product, correctly rounded back (int / int)
+                    z = z + (u * h_rel if sc is None or sc == 1 else u * h_rel / sc)
             new[base + o_z + jj] = m.keep_sum(z - sz)
         for keys, off, fn, pos in ((lay.nkeys, o_n, min_present, 3), (lay.xkeys, o_x, max_present, 4)):
             for jj, (ev, a) in enumerate(keys):
@@ -317,29 +318,28 @@ def run_group(
             st = bring_up_to_date(win, j, e)
             e.st = m.kernel(st, steps)
 
-    def member_steps(j: int, rows: list[int], before: bool | None) -> list[tuple]:
+    def step_row(j: int, v: int, rows: list[int]) -> tuple:
+        """Member j's step of its variable v over the events ``rows`` of one time stamp:
+        (code, k, S/MN/MX of each statistics column), as its generated kernel reads it."""
+        m = members[j]
+        k = len(rows)
+        code = m.nv + v if (k > 1 and m.layout.selfloop[v]) else v
+        row: list[Any] = [code, k]
+        for kind, a_index in m.layout.stat_cols:
+            values = [x for x in (col_lists[m.layout.attrs[a_index]][r] for r in rows) if x is not None] or [0]
+            row.append(sum(values) if kind == "S" else min(values) if kind == "MN" else max(values))
+        return tuple(row)
+
+    def member_steps(j: int, rows: list[int], before: bool) -> list[tuple]:
         """The rank-ordered steps of member j's rows of one time stamp (one per variable),
-        of the variables ranked before K (``before``), after it (not ``before``) or all (None)."""
+        of the variables ranked before K (``before``) or after it (not ``before``)."""
         m = members[j]
         by_var: dict[int, list[int]] = {}
         for r in rows:
             v = code_lists[j][r]
-            if before is None or m.before[v] == before:
+            if m.before[v] == before:
                 by_var.setdefault(v, []).append(r)
-        steps = []
-        for v in sorted(by_var, key=lambda x: m.rank[x]):
-            rs = by_var[v]
-            k = len(rs)
-            code = m.nv + v if (k > 1 and m.layout.selfloop[v]) else v
-            row: list[Any] = [code, k]
-            for kind, a_index in m.layout.stat_cols:
-                a = m.layout.attrs[a_index]
-                values = [col_lists[a][r] for r in rs]
-                if any(x is None for x in values):
-                    values = [x for x in values if x is not None] or [0]
-                row.append(sum(values) if kind == "S" else min(values) if kind == "MN" else max(values))
-            steps.append(tuple(row))
-        return steps
+        return [step_row(j, v, by_var[v]) for v in sorted(by_var, key=lambda x: m.rank[x])]
 
     def shared_update(live: range, f_run: int, g_run: int, h_scaled: dict[str, int], entry: tuple, stamps: int) -> None:
         """Compose the window coefficients with those of a graphlet run (F, G, H)."""
@@ -364,16 +364,6 @@ def run_group(
     kept_out: dict[int, list[int]] = {}  # window -> members kept out of the shared update
     own_k: list[tuple[int, list[tuple]]] = []  # members' own steps of K events
 
-    def k_step(j: int, rows: list[int]) -> tuple:
-        m = members[j]
-        code = m.nv + m.i if len(rows) > 1 else m.i
-        row: list[Any] = [code, len(rows)]
-        for kind, a_index in m.layout.stat_cols:
-            values = [col_lists[m.layout.attrs[a_index]][r] for r in rows]
-            values = [x for x in values if x is not None] or [0]
-            row.append(sum(values) if kind == "S" else min(values) if kind == "MN" else max(values))
-        return tuple(row)
-
     def k_classes(krows: list[int], live: range) -> list[int]:
         """Split the members by the events of K they match at this time stamp; returns the
         events of the shared update (empty: the burst is split), after arranging the rest."""
@@ -388,7 +378,7 @@ def run_group(
         for rows_c, js in classes.items():
             if rows_c and (not share or rows_c != best):
                 for j in js:
-                    own_k.append((j, [k_step(j, list(rows_c))]))
+                    own_k.append((j, [step_row(j, members[j].i, list(rows_c))]))
         for k in live:
             counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0]) if stats.per_window is not None else None
             if share:
@@ -615,10 +605,3 @@ def _scale(col: Any, kmask: np.ndarray) -> int | None:
     # x = m * 2**exp with 53 significant bits: x * 2**(53 - exp) is an integer
     shift = int(max(0, int((53 - exp).max())))
     return None if shift > 1100 else 1 << shift
-
-
-def _over(value: Any, scale: int) -> Any:
-    """``value / scale`` for a scaled exact sum (an int), correctly rounded; other values as is."""
-    if isinstance(value, int):
-        return value / scale
-    return value / scale

@@ -62,13 +62,12 @@ def _plan(workload: ast.Workload, statistics: dict[str, Any] | None, dynamic: bo
         members = {q: v for q, v in cand.variables.items() if q not in taken}
         if len(members) < 2:
             continue
-        k_steps = {q: rates[q].of(cand.type) for q in members}
-        other = {q: alone[q] - k_steps[q] for q in members}
         match = {
             q: selectivity(statistics, q, v, bool(entries[q]["local_predicates"].get(v)))
             for q, v in members.items()
         }
-        k_steps = {q: k_steps[q] * match[q] for q in members}  # a query steps only through what it matches
+        other = {q: alone[q] - rates[q].of(cand.type) for q in members}
+        k_steps = {q: rates[q].of(cand.type) * match[q] for q in members}  # only the events it matches
         k_events = max(rates[q].events.get(cand.type, 0.0) for q in members)
         # benefit-driven pruning: a query stays when the shared type's steps it no longer
         # takes exceed the snapshots its own steps cost

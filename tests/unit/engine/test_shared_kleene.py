@@ -312,12 +312,17 @@ def test_dynamic_decision_per_burst(decision: str, cost: float, shared: int, spl
     assert list(per_window.values()) == [[3, shared, split, r.event_snapshots]]
 
 
-def test_float_sums_beyond_the_exact_scale_and_ties() -> None:
-    """A float column whose values span more than 2**1100 (a subnormal next to 1.0) is not
-    scaled to integers: its sums go through each query's own accumulation, ties included."""
+@pytest.mark.parametrize("xs", [
+    # values spanning more than 2**1100 (a subnormal next to 1.0): not scaled to integers, the
+    # sums go through each query's own accumulation over the graphlet
+    [1.0, 5e-324, 2.5, 0.5, 3.0, 1e-310],
+    # ordinary floats: scaled by a power of two to exact integers, shared, divided back
+    [1.25, 0.1, 2.5, -0.75, 3.0, 1e-3],
+])
+def test_float_sums_of_the_shared_type_with_ties(xs: list[float]) -> None:
+    """SUM/AVG of a float attribute of K, with pairs of simultaneous K events."""
     text = """QUERY q1 RETURN COUNT(*), SUM(K.x), AVG(K.x) PATTERN SEQ(A, K+) WITHIN 1 minute;
               QUERY q2 RETURN COUNT(*), SUM(K.x) PATTERN SEQ(K+, B) WITHIN 1 minute;"""
-    xs = [1.0, 5e-324, 2.5, 0.5, 3.0, 1e-310]
     rows = [{"type": "A", "ts": 0, "seq": 0, "x": 0.0}]
     rows += [{"type": "K", "ts": 1 + i // 2, "seq": 1 + i, "x": x} for i, x in enumerate(xs)]  # pairs of ties
     rows += [{"type": "B", "ts": 9, "seq": 9, "x": 0.0}]
