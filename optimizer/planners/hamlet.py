@@ -29,9 +29,12 @@ from trendlake.optimizer.cost import hamlet_cost, rates_for, selectivity
 from trendlake.optimizer.sharing import candidates, merged_template
 
 # Bringing a query up to date from the shared coefficients and applying one of its steps,
-# relative to one step of the single-query kernel: measured on the hamlet benchmark's rides
-# workload (40 queries, 20,000 events): about 8 us per member step and window in the shared
-# executor against about 1.6 us per step and window in COGRA's kernel (docs/engine.md).
+# relative to one step of the single-query kernel. Set from a profile of an early version of
+# the shared executor on the hamlet benchmark's rides workload (40 queries, 20,000 events:
+# about 8 us per member step and window against about 1.6 us per kernel step); the executor
+# got faster since (docs/engine.md, "When sharing pays"), so this is conservative: the
+# planners share less than they could. Calibrating it from the benchmark's executor figure
+# is open work.
 SNAPSHOT_COST = 4.0
 
 
