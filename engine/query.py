@@ -6,6 +6,7 @@ It is built from one entry of the plan's ``queries`` list and nothing else.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,9 @@ class Variable:
     type: str
     negated: bool
     local: Callable[[Attrs], bool] | None
+    # its local predicates and required attributes as canonical text, the variable's own name
+    # replaced (two variables with equal keys match the same events of their type)
+    key: str = ""
 
     def matches(self, etype: str, attrs: Attrs) -> bool:
         return etype == self.type and (self.local is None or self.local(attrs))
@@ -45,6 +49,8 @@ class Transition:
     dst: str
     negations: tuple[int, ...]
     adjacent: Callable[[Attrs, Attrs], bool] | None
+    # the adjacent predicates as canonical text, ``src`` and ``dst`` replaced by roles ("" without)
+    adjacent_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,6 +160,9 @@ def compile_query(spec: dict[str, Any]) -> CompiledQuery:
             type=v["type"],
             negated=bool(v.get("negated", False)),
             local=compile_local(locals_.get(v["name"], []), required.get(v["name"], [])),
+            key=canonical_predicates(
+                [locals_.get(v["name"], []), sorted(required.get(v["name"], []))], {v["name"]: "$"}
+            ),
         )
         for v in spec["variables"]
     }
@@ -169,6 +178,9 @@ def compile_query(spec: dict[str, Any]) -> CompiledQuery:
             adjacent=compile_adjacent(adjacent[(t["from"], t["to"])])
             if (t["from"], t["to"]) in adjacent
             else None,
+            adjacent_key=canonical_predicates(adjacent[(t["from"], t["to"])], {t["from"]: "$src", t["to"]: "$dst"})
+            if (t["from"], t["to"]) in adjacent
+            else "",
         )
         for t in template["transitions"]
     )
@@ -196,3 +208,16 @@ def compile_query(spec: dict[str, Any]) -> CompiledQuery:
         returns=tuple(spec.get("returns", [])),
         granularity=spec.get("granularity", "event"),
     )
+
+
+def canonical_predicates(value: Any, roles: dict[str, str]) -> str:
+    """Canonical JSON of predicate expressions with variable names replaced by ``roles``."""
+
+    def walk(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: (roles.get(v, v) if k == "var" and isinstance(v, str) else walk(v)) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return x
+
+    return json.dumps(walk(value), sort_keys=True, separators=(",", ":"))

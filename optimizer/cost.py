@@ -19,7 +19,7 @@ from typing import Any
 
 from trendlake.optimizer.errors import OptimizerError
 
-__all__ = ["UNIFORM", "Rates", "hamlet_cost", "rates_for", "selectivity"]
+__all__ = ["UNIFORM", "Rates", "graph_cost", "hamlet_cost", "rates_for", "selectivity"]
 
 UNIFORM = {"assumption": "uniform"}
 
@@ -111,4 +111,25 @@ def hamlet_cost(
             per_event = min(per_event, (1.0 + snapshot_cost) * matching)
     non_shared = sum(k_steps[x] + other_steps[x] for x in other_steps)
     shared = k_events * p * per_event + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())
+    return shared, non_shared
+
+
+def graph_cost(
+    k_events: float, snapshots: float, other_events: dict[str, float], entry_cost: float
+) -> tuple[float, float]:
+    """(shared, non-shared) cost per window of a group sharing the event-grained graph of a
+    Kleene type (``engine.shared.graph``), in edges of a single query's GRETA graph.
+
+    Alone, each query builds its own graph of the shared type: about ``E²/2`` edges for ``E``
+    events per window (every pair is tried against the adjacent predicate), plus a vertex per
+    event of its own types (``other_events[q]``). Shared, the graph is built once but every
+    edge carries the coefficients of the snapshots live in the window (``snapshots``: about
+    the events of the types leading into the shared one, at most one per burst), at
+    ``entry_cost`` edges per snapshot; each query takes a snapshot per graphlet and reads
+    the coefficients at each of its own events.
+    """
+    pairs = k_events * max(k_events - 1.0, 0.0) / 2.0
+    non_shared = sum(pairs + k_events + o for o in other_events.values())
+    shared = pairs * (1.0 + entry_cost * snapshots) + k_events * snapshots
+    shared += sum(snapshots + o * (1.0 + snapshots) for o in other_events.values())
     return shared, non_shared

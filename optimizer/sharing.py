@@ -3,20 +3,24 @@
 Works on the plan's query entries (``optimizer.plan.query_entry``), the same
 data the engine reads. Hamlet (Def. 4-5): queries can share the trend
 aggregation of a Kleene sub-pattern ``K+`` when they have the same
-partitioning, semantics and windows and the same type ``K``; where their local
-predicates on ``K`` differ, snapshots at event level keep each query's
-aggregates apart (Hamlet Def. 9). What the
-shared executor supports today (docs/plan-format.md, "Sharing"):
-skip-till-any-match, type-grained queries without negation or adjacent
-predicates, every type at most once per pattern, templates whose only cycles
-are Kleene self-loops; every aggregate function.
+partitioning, semantics and windows and the same type ``K``. Type-grained
+queries (no adjacent predicates) share whatever their local predicates on
+``K``: where those differ, snapshots at event level keep each query's
+aggregates apart (Hamlet Def. 9). Queries with adjacent predicates share the
+event-grained graph of ``K`` when they match and connect the same events of
+``K`` (equal local predicates on ``K`` and equal adjacent predicates on ``K ->
+K``) and no adjacent predicate leads into or out of ``K``. What the shared
+executor supports today (docs/plan-format.md, "Sharing"):
+skip-till-any-match, no negation, every type at most once per pattern,
+templates whose only cycles are Kleene self-loops; every aggregate function.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from trendlake.engine.query import canonical_predicates
 
 __all__ = ["Candidate", "candidates", "eligible", "every_sharable_set", "merged_template"]
 
@@ -35,6 +39,11 @@ class Candidate:
     def queries(self) -> list[str]:
         return list(self.variables)
 
+    @property
+    def graph(self) -> bool:
+        """Whether the queries share the event-grained graph of K (they have adjacent predicates)."""
+        return "graph" in self.key[1]
+
 
 def eligible(entry: dict[str, Any]) -> str | None:
     """None when a query can take part in a shared Kleene group, else why not."""
@@ -43,10 +52,6 @@ def eligible(entry: dict[str, Any]) -> str | None:
         return f"query {name}: {entry['semantics']} (only skip-till-any-match is shared)"
     if entry.get("negations"):
         return f"query {name}: negation"
-    if entry.get("adjacent_predicates"):
-        return f"query {name}: adjacent predicates"
-    if entry.get("granularity") != "type":
-        return f"query {name}: {entry.get('granularity')}-grained"
     positive = [v for v in entry["variables"] if not v["negated"]]
     if len({v["type"] for v in positive}) != len(positive):
         return f"query {name}: a type occurs more than once"
@@ -85,12 +90,27 @@ def candidates(entries: list[dict[str, Any]], same_predicates: bool = False) -> 
             continue
         loops = {t["from"] for t in entry["template"]["transitions"] if t["from"] == t["to"]}
         types = {v["name"]: v["type"] for v in entry["variables"]}
+        adjacent: dict[tuple[str, str], list[Any]] = {}
+        for a in entry.get("adjacent_predicates", []):
+            adjacent.setdefault((a["from"], a["to"]), []).append(a["expr"])
         for var in sorted(loops):
-            matching = (
-                (_canon(entry.get("local_predicates", {}).get(var, [])),
-                 tuple(sorted(entry.get("required_attributes", {}).get(var, []))))
-                if same_predicates else ()
-            )
+            if any((src == var) != (dst == var) for src, dst in adjacent):
+                continue  # an adjacent predicate into or out of K: not shared
+            matching: tuple[Any, ...] = ()
+            if adjacent or same_predicates:
+                # the event-grained graph is shared by queries matching the same events of K
+                matching = (
+                    canonical_predicates(
+                        [entry.get("local_predicates", {}).get(var, []),
+                         sorted(entry.get("required_attributes", {}).get(var, []))],
+                        {var: "$"},
+                    ),
+                )
+            if adjacent:
+                matching += (
+                    "graph",
+                    canonical_predicates(adjacent.get((var, var), []), {var: "$src"}) if (var, var) in adjacent else "",
+                )
             key = (
                 types[var],
                 matching,
@@ -104,10 +124,6 @@ def candidates(entries: list[dict[str, Any]], same_predicates: bool = False) -> 
     out = [c for c in found.values() if len(c.variables) >= 2]
     out.sort(key=lambda c: (-len(c.variables), c.type, c.key[3:]))
     return out
-
-
-def _canon(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def merged_template(entries: dict[str, dict[str, Any]], variables: dict[str, str]) -> dict[str, Any]:

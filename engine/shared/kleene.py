@@ -43,6 +43,8 @@ import numpy as np
 from trendlake.engine.aggregates import CAP, NAN, max_present, min_present, norm, sat, sum_sat
 from trendlake.engine.query import ANY, CompiledQuery
 from trendlake.engine.results import WindowResult
+from trendlake.engine.shared import graph
+from trendlake.engine.shared.graph import visited_column
 from trendlake.engine.strategies.cogra.layout import Layout
 from trendlake.engine.timeline import panes, window_range
 
@@ -54,6 +56,8 @@ REBASE_BITS = 2048  # shared coefficients are rebased (every query brought up to
 
 def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str | None:
     """None when the shared executor evaluates the group, else why not."""
+    if graph.uses_graph(queries):
+        return graph.supports(queries, shared)
     first = queries[0]
     ktype = None
     for q in queries:
@@ -175,7 +179,10 @@ def run_group(
     ``dynamic`` (Hamlet's per-burst decision) the burst is shared only when that is
     cheaper, ``1 + c·|kept out| < (1 + c)·|class|`` with ``c`` the group's
     ``parameters.snapshot_cost``, else split: every matching query on its own.
-    ``static``: always shared."""
+    ``static``: always shared. A group with adjacent predicates runs on the shared
+    event-grained graph instead (``shared.graph``)."""
+    if graph.uses_graph(queries):
+        return graph.run_group(queries, shared, masks, idx, ts, attrs, kid, stats if stats is not None else SharedStats(), group)
     dynamic = bool(group and group.get("decision") == "dynamic")
     snapshot_cost = float(((group or {}).get("parameters") or {}).get("snapshot_cost", 4.0))
     members = [_Member(q, shared[q.name]) for q in queries]
@@ -198,7 +205,7 @@ def run_group(
                 code[masks[m.query.name][v][idx]] = v_index
         codes.append(code)
     names = sorted({a for m in members for a in m.layout.attrs})
-    cols = {a: _column(attrs, a, idx) for a in names}
+    cols = {a: visited_column(attrs, a, idx) for a in names}
     k_attrs = sorted({a for m in members for a in m.layout.own[m.i]})
     # the shared coefficients H of an attribute are exact integers: ints as they are, floats
     # scaled by the power of two that makes every value of the column an integer
@@ -518,10 +525,13 @@ def run_group(
                 krows = k_classes(krows, live)
                 kk = len(krows)
             if kk:
-                sums = {a: sum(col_lists[a][r] for r in krows) for a in k_attrs}
+                # a member reading an attribute of K requires it: a class holding events
+                # without it has no member that reads it (those values are skipped)
+                present = {a: [v for v in (col_lists[a][r] for r in krows) if v is not None] or [0] for a in k_attrs}
+                sums = {a: sum(vs) for a, vs in present.items()}
                 h_scaled = {a: sum(scaled_lists[a][r] for r in krows) for a in int_attrs}
-                mins = {a: min(col_lists[a][r] for r in krows) for a in k_attrs}
-                maxs = {a: max(col_lists[a][r] for r in krows) for a in k_attrs}
+                mins = {a: min(vs) for a, vs in present.items()}
+                maxs = {a: max(vs) for a, vs in present.items()}
                 shared_update(live, 1 + kk, kk, h_scaled, (1 + kk, kk, sums, mins, maxs, sums), 1)
         for k in kept_out:  # members kept out of this time stamp's shared update
             win = windows[k]
@@ -575,19 +585,6 @@ def _h_rel(win: _Window, e: _Entry, a: str, f_rel: int, exact: bool) -> Any:
         h = h * f + step[5][a] * big  # the entry's own H (its sum for one time stamp)
         big *= f
     return h
-
-
-def _column(attrs: Mapping[str, Any], name: str, idx: np.ndarray) -> Any:
-    col = attrs.get(name)
-    if col is None:
-        return [None] * len(idx)
-    arr = col if isinstance(col, np.ndarray) else np.asarray(col, dtype=object)
-    sub = arr[idx]
-    if sub.dtype.kind in "iu" and (not len(sub) or int(np.abs(sub).max()) < 2**62):
-        return sub.astype(np.int64)
-    if sub.dtype.kind == "f":
-        return sub.astype(np.float64)
-    return [None if x is None or (isinstance(x, float) and x != x) else x for x in sub.tolist()]
 
 
 def _scale(col: Any, kmask: np.ndarray) -> int | None:

@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from trendlake.optimizer import ast
-from trendlake.optimizer.cost import hamlet_cost, rates_for, selectivity
+from trendlake.optimizer.cost import graph_cost, hamlet_cost, rates_for, selectivity
 from trendlake.optimizer.sharing import candidates, merged_template
 
 # Bringing a query up to date from the shared coefficients and applying one of its steps,
@@ -36,6 +36,12 @@ from trendlake.optimizer.sharing import candidates, merged_template
 # planners share less than they could. Calibrating it from the benchmark's executor figure
 # is open work.
 SNAPSHOT_COST = 4.0
+# Carrying one snapshot's coefficients along one edge of the shared event-grained graph,
+# relative to an edge of a single query's GRETA graph (an adjacent predicate evaluated and
+# per-window aggregates added): a dict entry added against a predicate call and a few list
+# merges. Estimated from the executor's inner loops, to be calibrated from the hamlet
+# benchmark's event-grained figure (docs/engine.md, "When sharing pays").
+GRAPH_ENTRY_COST = 0.1
 
 
 def plan_static(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -46,6 +52,43 @@ def plan_static(workload: ast.Workload, statistics: dict[str, Any] | None = None
 def plan_dynamic(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
     """Hamlet: groups decided at plan time, each burst shared or split at run time."""
     return _plan(workload, statistics, dynamic=True)
+
+
+def _graph_group(
+    cand: Any, members: dict[str, str], entries: dict[str, Any], rates: dict[str, Any],
+    types_of: dict[str, set[str]], dynamic: bool,
+) -> dict[str, Any] | None:
+    """A group sharing the event-grained graph of ``cand.type`` when that is estimated cheaper
+    (``optimizer.cost.graph_cost``; costs in graph edges per window), else None. The graph is
+    shared by every burst: a per-burst split would rebuild it per query."""
+    k_events = max(rates[q].events.get(cand.type, 0.0) for q in members)
+    feeding: dict[str, float] = {}  # types leading into K, over the group: what starts snapshots
+    for q, v in members.items():
+        types = {x["name"]: x["type"] for x in entries[q]["variables"]}
+        for t in entries[q]["template"]["transitions"]:
+            if t["to"] == v and t["from"] != v:
+                feeding[types[t["from"]]] = rates[q].events.get(types[t["from"]], 0.0)
+    k_bursts = max(rates[q].of(cand.type) for q in members)
+    snapshots = max(1.0, min(k_bursts, sum(feeding.values()) + 1.0))
+    other = {q: sum(rates[q].events.get(t, 0.0) for t in types_of[q] if t != cand.type) for q in members}
+    shared, non_shared = graph_cost(k_events, snapshots, other, GRAPH_ENTRY_COST)
+    if shared >= non_shared:
+        return None
+    first = entries[next(iter(members))]
+    return {
+        "id": "",
+        "kind": "kleene",
+        "queries": list(members),
+        "variables": dict(members),
+        "type": cand.type,
+        "partition_by": first["partition_by"],
+        "window": dict(first["window"]),
+        "decision": "dynamic" if dynamic else "static",
+        "snapshots": ["graphlet"],
+        "parameters": {"snapshot_cost": SNAPSHOT_COST, "graph_entry_cost": GRAPH_ENTRY_COST},
+        "estimated_cost": {"shared": round(shared, 6), "non_shared": round(non_shared, 6)},
+        "template": merged_template(entries, members),
+    }
 
 
 def _plan(workload: ast.Workload, statistics: dict[str, Any] | None, dynamic: bool) -> dict[str, Any]:
@@ -64,6 +107,13 @@ def _plan(workload: ast.Workload, statistics: dict[str, Any] | None, dynamic: bo
     for cand in candidates(list(entries.values())):
         members = {q: v for q, v in cand.variables.items() if q not in taken}
         if len(members) < 2:
+            continue
+        if cand.graph:
+            group = _graph_group(cand, members, entries, rates, types_of, dynamic)
+            if group is not None:
+                group["id"] = f"g{len(groups)}"
+                groups.append(group)
+                taken.update(members)
             continue
         match = {
             q: selectivity(statistics, q, v, bool(entries[q]["local_predicates"].get(v)))
@@ -107,7 +157,13 @@ def _plan(workload: ast.Workload, statistics: dict[str, Any] | None, dynamic: bo
         )
         taken.update(kept)
     total_alone = sum(alone.values())
-    saved = sum(g["estimated_cost"]["non_shared"] - g["estimated_cost"]["shared"] for g in groups)
+    saved = 0.0
+    for g in groups:
+        est = g["estimated_cost"]
+        if "graph_entry_cost" in g["parameters"]:  # costed in graph edges: the same fraction saved
+            saved += (1.0 - est["shared"] / est["non_shared"]) * sum(alone[q] for q in g["queries"])
+        else:
+            saved += est["non_shared"] - est["shared"]
     return {
         "sharing": groups,
         "estimated_cost": round(total_alone - saved, 6),

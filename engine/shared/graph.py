@@ -1,0 +1,557 @@
+"""Event-grained shared Kleene execution (Hamlet with adjacent predicates): one GRETA graph of
+the shared type for a sharable set.
+
+A ``kleene`` group whose queries have adjacent predicates runs here (the
+type-grained ones in ``shared.kleene``). The members match the same events
+of the shared type ``K`` (equal local predicates) and connect them alike
+(equal adjacent predicates on ``K -> K``); the transitions into and out of
+``K`` carry no adjacent predicate. Everything else of a member (its other
+variables, their adjacent predicates, its aggregates) is its own, evaluated
+as GRETA does.
+
+Why the ``K`` graph is shared exactly (docs/engine.md, "Shared Kleene
+execution"). In GRETA a vertex ``e`` of ``K`` holds, per window, the
+aggregate ``Φ_e(B + Σ_p agg(p))``: ``B`` what it extends from (the
+running totals of ``K``'s predecessor variables, plus one trend when ``K``
+starts the pattern), the sum over its ``K`` predecessors ``p`` (edges the
+adjacent predicate allows), and ``Φ_e`` adding ``e`` itself to the count of
+``K``, to the sums and to the extrema of ``K``'s attributes. ``B`` is the
+only part that differs between queries, and it changes only when a query's
+predecessor of ``K`` gets a new vertex or the set of windows changes. The
+``K`` events between two such changes form a *snapshot* ``s`` (a graphlet),
+and every vertex is a combination of snapshots:
+
+    count(e) = Σ_s M[e,s]·B_s[count]
+    count_K(e) = Σ_s C[e,s]·B_s[count]               (+ M[e,s]·B_s[count_K] = 0)
+    sum_K.a(e) = Σ_s A_a[e,s]·B_s[count]
+    other additive entries: Σ_s M[e,s]·B_s[entry]
+    min_K.a(e) = min over s with M[e,s] > 0 and B_s[count] != 0 of N_a[e,s]
+
+with the *shared coefficients* ``M[e] = δ_s(e) + Σ_p M[p]``, ``C[e] = Σ_p C[p] +
+M[e]``, ``A_a[e] = Σ_p A_a[p] + a_e·M[e]`` and ``N_a[e,s] = min(a_e, N_a[p,s]
+over p)``: the graph (every adjacent predicate, every edge) is built once
+for the group, and a query evaluates ``B`` once per snapshot and the
+combination only where its own events read ``K``'s running total (an event
+of a successor variable of ``K``) or a window closes (``K`` ends the
+pattern). A snapshot holds events with one set of windows, so the snapshots a
+window ``k`` includes are those whose windows contain ``k``.
+
+Counts saturate as in GRETA: a coefficient past ``CAP`` is kept at ``CAP + 1``
+(the count it multiplies is then past ``CAP`` for any query that has trends
+there) and the sums it carries become NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import islice
+from typing import Any
+
+import numpy as np
+from trendlake.engine.aggregates import CAP, NAN, Aggs, Algebra, norm, results_of
+from trendlake.engine.query import ANY, CompiledQuery
+from trendlake.engine.results import WindowResult
+from trendlake.engine.timeline import window_range
+from trendlake.engine.vertices import VarList, Vertex
+
+__all__ = ["run_group", "supports", "uses_graph", "visited_column"]
+
+SAT = CAP + 1
+
+
+def uses_graph(queries: Sequence[CompiledQuery]) -> bool:
+    """Whether a group runs on the shared graph (a query has adjacent predicates)."""
+    return any(q.has_adjacent for q in queries)
+
+
+def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str | None:
+    """None when the shared graph evaluates the group, else why not."""
+    first = queries[0]
+    keys = None
+    for q in queries:
+        var = shared.get(q.name)
+        if var is None or var not in q.variables or q.variables[var].negated:
+            return f"query {q.name}: no positive shared variable"
+        if q.semantics != ANY:
+            return f"query {q.name}: {q.semantics} is not shared (skip-till-any-match only)"
+        if q.negations:
+            return f"query {q.name}: negation is not shared"
+        if (q.within, q.slide, q.partition_by) != (first.within, first.slide, first.partition_by):
+            return f"query {q.name}: windows or partitioning differ within the group"
+        if len({q.variables[v].type for v in q.positive}) != len(q.positive):
+            return f"query {q.name}: a type occurs more than once"
+        loop = [t for t in q.transitions if t.src == var and t.dst == var]
+        if not loop:
+            return f"query {q.name}: {var} is not a Kleene sub-pattern"
+        for t in q.transitions:
+            if (t.src == var) != (t.dst == var) and t.adjacent is not None:
+                return f"query {q.name}: adjacent predicate on {t.src} -> {t.dst} (into or out of the shared {var})"
+        if _has_cycle(q):
+            return f"query {q.name}: nested Kleene (a cycle through several variables)"
+        k = (q.variables[var].type, q.variables[var].key, loop[0].adjacent_key)
+        if keys is None:
+            keys = k
+        elif k != keys:
+            return (
+                f"query {q.name}: the shared {var} must match and connect the same events as in "
+                f"{first.name} (same type, local and adjacent predicates)"
+            )
+    return None
+
+
+def _has_cycle(q: CompiledQuery) -> bool:
+    succ: dict[str, list[str]] = {}
+    for t in q.transitions:
+        if t.src != t.dst:
+            succ.setdefault(t.src, []).append(t.dst)
+    state: dict[str, int] = {}
+
+    def visit(v: str) -> bool:
+        state[v] = 1
+        for w in succ.get(v, ()):
+            if state.get(w) == 1 or (w not in state and visit(w)):
+                return True
+        state[v] = 2
+        return False
+
+    return any(v not in state and visit(v) for v in list(succ))
+
+
+class _KVertex:
+    """A vertex of the shared type: its coefficients per snapshot id."""
+
+    __slots__ = ("ts", "attrs", "M", "C", "A", "N", "X", "last_window")
+
+    def __init__(self, ts: int, attrs: dict[str, Any], last_window: int) -> None:
+        self.ts = ts
+        self.attrs = attrs
+        self.last_window = last_window
+        self.M: dict[int, Any] = {}
+        self.C: dict[int, Any] = {}
+        self.A: dict[str, dict[int, Any]] = {}
+        self.N: dict[str, dict[int, Any]] = {}
+        self.X: dict[str, dict[int, Any]] = {}
+
+
+class _Member:
+    """One query of the group: its algebra and where the shared variable sits in it."""
+
+    def __init__(self, q: CompiledQuery, var: str) -> None:
+        self.q = q
+        self.var = var
+        self.alg = alg = Algebra(q)
+        self.k_start = var in q.start
+        self.k_end = var in q.end
+        self.into_k = [t.src for t in q.predecessors[var] if t.src != var]
+        self.reads_k = {t.dst for t in q.successors[var] if t.dst != var}
+        self.others = [v for v in q.positive if v != var]
+        # list layout offsets of what the shared coefficients feed
+        self.k_count = [1 + i for i, v in enumerate(alg.count_vars) if v == var]
+        self.k_sums = [(alg.n_counts + i, a) for i, (v, a) in enumerate(alg.sum_keys) if v == var]
+        self.k_mins = [(alg.n_additive + i, a) for i, (v, a) in enumerate(alg.min_keys) if v == var]
+        self.k_maxs = [(alg.n_min + i, a) for i, (v, a) in enumerate(alg.max_keys) if v == var]
+        own = {i for i in self.k_count} | {i for i, _ in self.k_sums}
+        self.plain = [i for i in range(1, alg.n_additive) if i not in own]  # B_s[entry]·M
+        kx = {i for i, _ in self.k_mins} | {i for i, _ in self.k_maxs}
+        self.ext = [i for i in range(alg.n_additive, alg.size) if i not in kx]
+        self.free = {
+            (t.src, t.dst) for t in q.transitions if t.src != var and t.adjacent is None
+        }
+
+
+def _mul(a: Any, b: Any) -> Any:
+    """``a * b`` with 0 winning over NaN (an empty contribution stays empty)."""
+    if a == 0 or b == 0:
+        return 0
+    return a * b
+
+
+def run_group(
+    queries: Sequence[CompiledQuery],
+    shared: Mapping[str, str],
+    masks: Mapping[str, Mapping[str, np.ndarray]],
+    idx: np.ndarray,
+    ts: np.ndarray,
+    attrs: Mapping[str, Any],
+    kid: np.ndarray,
+    stats: Any,
+    group: Mapping[str, Any] | None = None,
+) -> dict[str, dict[tuple[int, int], WindowResult]]:
+    """Results per query and (partition id, window index); arguments as ``kleene.run_group``."""
+    members = [_Member(q, shared[q.name]) for q in queries]
+    first = queries[0]
+    within, slide = first.within, first.slide
+    exact = any(m.alg.exact for m in members)
+    names = sorted({a for a in attrs})
+    cols = {a: visited_column(attrs, a, idx) for a in names}
+    col_lists = {a: (c.tolist() if isinstance(c, np.ndarray) else list(c)) for a, c in cols.items()}
+    kmask = masks[members[0].q.name][members[0].var][idx].tolist()
+    var_masks = [
+        [(v, masks[m.q.name][v][idx].tolist()) for v in m.others] for m in members
+    ]
+    sum_attrs = sorted({a for m in members for _, a in m.k_sums})
+    min_attrs = sorted({a for m in members for _, a in m.k_mins})
+    max_attrs = sorted({a for m in members for _, a in m.k_maxs})
+    need_c = any(m.k_count for m in members)
+    adj_k = None
+    for t in first.transitions:
+        if t.src == t.dst == members[0].var:
+            adj_k = t.adjacent
+    ts_l = ts[idx].tolist()
+    kid_l = kid.tolist()
+    n = len(ts_l)
+    out: dict[str, dict[tuple[int, int], WindowResult]] = {m.q.name: {} for m in members}
+    keep = norm if exact else (lambda x: x if x <= CAP else SAT)
+
+    row_cache: dict[int, dict[str, Any]] = {}
+
+    def row_attrs(r: int) -> dict[str, Any]:
+        d = row_cache.get(r)
+        if d is None:
+            d = row_cache[r] = {a: col_lists[a][r] for a in names}
+        return d
+
+    lo = 0
+    while lo < n:
+        hi = lo
+        part = kid_l[lo]
+        while hi < n and kid_l[hi] == part:
+            hi += 1
+        runner = _Partition(members, within, slide, adj_k, exact, keep, need_c, sum_attrs, min_attrs, max_attrs, stats)
+        runner.part_key = part
+        results = runner.run(lo, hi, ts_l, kmask, var_masks, row_attrs)
+        row_cache.clear()
+        for m, res in zip(members, results, strict=True):
+            for k, r in results_of(m.alg, res).items():
+                out[m.q.name][(part, k)] = r
+        lo = hi
+    return out
+
+
+class _Partition:
+    """The shared graph and the members' own vertices over one partition."""
+
+    def __init__(
+        self, members: list[_Member], within: int, slide: int, adj_k: Any, exact: bool, keep: Any,
+        need_c: bool, sum_attrs: list[str], min_attrs: list[str], max_attrs: list[str], stats: Any,
+    ) -> None:
+        self.members = members
+        self.within, self.slide = within, slide
+        self.adj_k = adj_k
+        self.exact = exact
+        self.keep = keep
+        self.need_c = need_c
+        self.sum_attrs, self.min_attrs, self.max_attrs = sum_attrs, min_attrs, max_attrs
+        self.stats = stats
+        self.kverts = VarList()
+        # snapshot id -> its windows; per member: snapshot id -> B (window -> aggregate)
+        self.snap_windows: list[range] = []
+        self.B: list[dict[int, Aggs]] = [{} for _ in members]
+        self.first_live = 0  # snapshots before it are in no open window
+        # running totals of the coefficients over the K vertices so far, per snapshot id
+        self.TM: dict[int, Any] = {}
+        self.TC: dict[int, Any] = {}
+        self.TA: dict[str, dict[int, Any]] = {a: {} for a in sum_attrs}
+        self.TN: dict[str, dict[int, Any]] = {a: {} for a in min_attrs}
+        self.TX: dict[str, dict[int, Any]] = {a: {} for a in max_attrs}
+
+    # -- a member's running total of K in window k: Σ over the window's snapshots -----------
+    def k_total(self, j: int, k: int) -> Any:
+        m = self.members[j]
+        alg = m.alg
+        Bj = self.B[j]
+        total: Any = None
+        for sid in range(self.first_live, len(self.snap_windows)):
+            if k not in self.snap_windows[sid]:
+                continue
+            tm = self.TM.get(sid, 0)
+            b = Bj.get(sid, {}).get(k)
+            if not tm or b is None:
+                continue
+            if alg.scalar:
+                total = _mul(tm, b) + (total or 0)
+                continue
+            c = b[0]
+            if c == 0:
+                continue
+            a = alg.zero.copy()
+            a[0] = _mul(tm, c)
+            for i in m.plain:
+                a[i] = _mul(tm, b[i])
+            for i in m.k_count:
+                a[i] = _mul(self.TC.get(sid, 0), c)
+            for i, attr in m.k_sums:
+                a[i] = _mul(self.TA[attr].get(sid, 0), c)
+            for i in m.ext:
+                a[i] = b[i]
+            for i, attr in m.k_mins:
+                a[i] = self.TN[attr].get(sid)
+            for i, attr in m.k_maxs:
+                a[i] = self.TX[attr].get(sid)
+            if total is None:
+                total = a
+            else:
+                alg.merge(total, a)
+        return total
+
+    def snapshot(self, windows: range) -> int:
+        """A new snapshot: every member's B for the windows of the events it will hold."""
+        sid = len(self.snap_windows)
+        self.snap_windows.append(windows)
+        kmin = windows.start
+        for j, m in enumerate(self.members):
+            alg = m.alg
+            acc: Aggs = {}
+            for x in m.into_k:
+                alg.add_into(acc, self.totals[j][x], kmin)
+            if m.k_start:
+                for k in windows:
+                    if alg.scalar:
+                        acc[k] = acc.get(k, 0) + 1
+                    else:
+                        a = acc.get(k)
+                        if a is None:
+                            a = acc[k] = alg.zero.copy()
+                        a[0] += 1
+            acc = {k: a for k, a in acc.items() if k in windows and (a if alg.scalar else a[0])}
+            if acc:
+                self.B[j][sid] = acc
+                self.stats.snapshots += 1
+        self.stats.graphlets += 1
+        return sid
+
+    def run(self, lo: int, hi: int, ts_l: list[int], kmask: list[bool], var_masks: Any, row_attrs: Any) -> list[Aggs]:
+        members = self.members
+        within, slide = self.within, self.slide
+        keep, exact = self.keep, self.exact
+        adj_k = self.adj_k
+        stats = self.stats
+        results: list[Aggs] = [{} for _ in members]
+        self.totals: list[dict[str, Aggs]] = [{x: {} for x in m.others} for m in members]
+        lists: list[dict[str, VarList]] = [{x: VarList() for x in m.others} for m in members]
+        open_windows: set[int] = set()
+        cur: int | None = None  # the snapshot K events join, while no B changes
+        per_window = stats.per_window
+
+        def close_before(kmin: int) -> None:
+            for k in sorted(w for w in open_windows if w < kmin):
+                open_windows.discard(k)
+                for j, m in enumerate(members):
+                    if m.k_end:
+                        total = self.k_total(j, k)
+                        if total is not None:
+                            a = _bounded(m.alg, total)
+                            cur_r = results[j].get(k)
+                            if cur_r is None:
+                                results[j][k] = a
+                            elif m.alg.scalar:
+                                results[j][k] = cur_r + a
+                            else:
+                                m.alg.merge(cur_r, a)
+
+        r = lo
+        while r < hi:
+            t = ts_l[r]
+            g_hi = r
+            while g_hi < hi and ts_l[g_hi] == t:
+                g_hi += 1
+            windows = window_range(t, within, slide)
+            kmin, kmax = windows.start, windows.stop - 1
+            close_before(kmin)
+            new_windows = [k for k in windows if k not in open_windows]
+            open_windows.update(windows)
+            stats.windows += len(new_windows)
+            # prune: expired vertices and snapshots in no open window
+            self.kverts.prune(kmin, None)
+            for j in range(len(members)):
+                for vl in lists[j].values():
+                    vl.prune(kmin, None)
+                for tot in self.totals[j].values():
+                    for k in [k for k in tot if k < kmin]:
+                        del tot[k]
+            while self.first_live < len(self.snap_windows) and self.snap_windows[self.first_live].stop <= kmin:
+                self._drop(self.first_live)
+                self.first_live += 1
+
+            new_k: list[_KVertex] = []
+            new_v: list[list[Vertex]] = [[] for _ in members]
+            k_rows = [x for x in range(r, g_hi) if kmask[x]]
+            ktot_cache: dict[tuple[int, int], Any] = {}
+            if k_rows:
+                if cur is None or self.snap_windows[cur] != windows:
+                    cur = self.snapshot(windows)
+                stats.bursts += len(windows)
+                stats.shared_bursts += len(windows)
+                stats.shared_events += len(k_rows) * len(windows)
+                if per_window is not None:
+                    for k in windows:
+                        per_window.setdefault((self.part_key, k), [0, 0, 0, 0])
+                        pw = per_window[(self.part_key, k)]
+                        pw[0] += 1
+                        pw[1] += 1
+                for x in k_rows:
+                    new_k.append(self._k_vertex(t, row_attrs(x), kmax, kmin, cur, adj_k, keep, exact))
+            for j, m in enumerate(members):
+                alg = m.alg
+                for v, vm in var_masks[j]:
+                    for x in range(r, g_hi):
+                        if not vm[x]:
+                            continue
+                        e_attrs = row_attrs(x)
+                        acc: Aggs = {}
+                        for tr in m.q.predecessors[v]:
+                            src = tr.src
+                            if src == m.var:
+                                for k in windows:
+                                    key = (j, k)
+                                    if key not in ktot_cache:
+                                        ktot_cache[key] = self.k_total(j, k)
+                                    tot = ktot_cache[key]
+                                    if tot is not None:
+                                        alg.add_into(acc, {k: tot}, kmin)
+                            elif (src, v) in m.free:
+                                alg.add_into(acc, self.totals[j][src], kmin)
+                            else:
+                                vl = lists[j][src]
+                                adjacent = tr.adjacent
+                                for p in islice(vl.vertices, vl.offset, None):
+                                    if adjacent is None or adjacent(p.attrs, e_attrs):
+                                        alg.add_into(acc, p.prop, kmin)
+                        aggs = alg.finish(acc, windows, (lambda k: True) if v in m.q.start else None, v, e_attrs)
+                        if not aggs:
+                            continue
+                        if v in m.q.end:
+                            for k, a in aggs.items():
+                                cur_r = results[j].get(k)
+                                if cur_r is None:
+                                    results[j][k] = a if alg.scalar else a.copy()
+                                elif alg.scalar:
+                                    results[j][k] = cur_r + a
+                                else:
+                                    alg.merge(cur_r, a)
+                        if m.q.successors[v]:
+                            new_v[j].append(Vertex(t, e_attrs, v, aggs, kmax))
+            # commit: this time stamp's vertices become predecessors of later ones
+            for kv in new_k:
+                self._commit_k(kv)
+            for j, m in enumerate(members):
+                for vx in new_v[j]:
+                    lists[j][vx.var].append(vx)
+                    m.alg.add_into(self.totals[j][vx.var], vx.prop, kmin)
+                    if vx.var in m.into_k:
+                        cur = None  # B changes: the next K events start a new snapshot
+            r = g_hi
+        close_before(10**30 if not open_windows else max(open_windows) + 1)
+        return results
+
+    part_key: Any = None
+
+    def _k_vertex(self, t: int, e_attrs: dict[str, Any], kmax: int, kmin: int, sid: int, adj_k: Any, keep: Any, exact: bool) -> _KVertex:
+        kv = _KVertex(t, e_attrs, kmax)
+        first = self.first_live
+        M: dict[int, Any] = {sid: 1}
+        C: dict[int, Any] = {}
+        A = {a: {} for a in self.sum_attrs}
+        N = {a: {} for a in self.min_attrs}
+        X = {a: {} for a in self.max_attrs}
+        preds: Any
+        if adj_k is None:
+            preds = None  # every earlier vertex: the running totals
+        else:
+            vl = self.kverts
+            preds = [p for p in islice(vl.vertices, vl.offset, None) if adj_k(p.attrs, e_attrs)]
+        if preds is None:
+            srcs = [(self.TM, self.TC, self.TA, self.TN, self.TX)]
+        else:
+            srcs = [(p.M, p.C, p.A, p.N, p.X) for p in preds]
+        for pM, pC, pA, pN, pX in srcs:
+            for s, c in pM.items():
+                if s < first:
+                    continue
+                M[s] = M.get(s, 0) + c
+                if self.need_c:
+                    C[s] = C.get(s, 0) + pC.get(s, 0)
+                for a in self.sum_attrs:
+                    A[a][s] = A[a].get(s, 0) + pA[a].get(s, 0)
+                for a in self.min_attrs:
+                    v = pN[a].get(s)
+                    if v is not None and (N[a].get(s) is None or v < N[a][s]):
+                        N[a][s] = v
+                for a in self.max_attrs:
+                    v = pX[a].get(s)
+                    if v is not None and (X[a].get(s) is None or v > X[a][s]):
+                        X[a][s] = v
+        for s in M:
+            m = keep(M[s])
+            M[s] = m
+            if self.need_c:
+                C[s] = keep(C.get(s, 0) + m)
+            past = not exact and m == SAT
+            for a in self.sum_attrs:
+                value = A[a].get(s, 0) + _mul(e_attrs[a], m)
+                A[a][s] = NAN if past else norm(value) if exact else value
+            for a in self.min_attrs:
+                value = e_attrs[a]
+                if N[a].get(s) is None or value < N[a][s]:
+                    N[a][s] = value
+            for a in self.max_attrs:
+                value = e_attrs[a]
+                if X[a].get(s) is None or value > X[a][s]:
+                    X[a][s] = value
+        kv.M, kv.C, kv.A, kv.N, kv.X = M, C, A, N, X
+        return kv
+
+    def _commit_k(self, kv: _KVertex) -> None:
+        if self.adj_k is not None:
+            self.kverts.append(kv)  # type: ignore[arg-type]
+        keep = self.keep
+        for s, c in kv.M.items():
+            self.TM[s] = keep(self.TM.get(s, 0) + c)
+            if self.need_c:
+                self.TC[s] = keep(self.TC.get(s, 0) + kv.C[s])
+            for a in self.sum_attrs:
+                value = self.TA[a].get(s, 0) + kv.A[a][s]
+                self.TA[a][s] = norm(value) if self.exact else value
+            for a in self.min_attrs:
+                v = kv.N[a][s]
+                if self.TN[a].get(s) is None or v < self.TN[a][s]:
+                    self.TN[a][s] = v
+            for a in self.max_attrs:
+                v = kv.X[a][s]
+                if self.TX[a].get(s) is None or v > self.TX[a][s]:
+                    self.TX[a][s] = v
+
+    def _drop(self, sid: int) -> None:
+        for Bj in self.B:
+            Bj.pop(sid, None)
+        self.TM.pop(sid, None)
+        self.TC.pop(sid, None)
+        for d in (*self.TA.values(), *self.TN.values(), *self.TX.values()):
+            d.pop(sid, None)
+
+
+def visited_column(attrs: Mapping[str, Any], name: str, idx: np.ndarray) -> Any:
+    """The values of attribute ``name`` at the visited rows ``idx`` (int64 or float64 arrays
+    where they fit, else a list with None for missing values)."""
+    col = attrs.get(name)
+    if col is None:
+        return [None] * len(idx)
+    arr = col if isinstance(col, np.ndarray) else np.asarray(col, dtype=object)
+    sub = arr[idx]
+    if sub.dtype.kind in "iu" and (not len(sub) or int(np.abs(sub).max()) < 2**62):
+        return sub.astype(np.int64)
+    if sub.dtype.kind == "f":
+        return sub.astype(np.float64)
+    return [None if x is None or (isinstance(x, float) and x != x) else x for x in sub.tolist()]
+
+
+def _bounded(alg: Algebra, total: Any) -> Any:
+    """A running total of K as a result aggregate: counts and sums bounded as GRETA keeps them."""
+    if alg.scalar:
+        return alg.sat(total)
+    a = list(total)
+    for i in range(alg.n_counts):
+        a[i] = alg.sat(a[i])
+    for i in range(alg.n_counts, alg.n_additive):
+        a[i] = alg.sum_sat(a[i])
+    return a
