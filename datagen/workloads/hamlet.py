@@ -2,7 +2,8 @@
 
 ``hamlet-shared`` (workload 1): different patterns around one shared ``K+``,
 the same window, group-by, aggregates and (with ``same_predicates``)
-predicates. ``hamlet-diverse`` (workload 2): ``K+`` in patterns of 1–3 types,
+predicates; with ``adjacent`` every query also asks for rising trends of
+``K`` (``K.a < NEXT(K).a`` on the shared attribute: event-grained queries). ``hamlet-diverse`` (workload 2): ``K+`` in patterns of 1–3 types,
 windows of 5–20 minutes, different aggregates, group-bys and predicates.
 """
 
@@ -67,6 +68,8 @@ def hamlet_shared(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, A
             pred = local_predicate(facts, kv, rng)
             if pred:
                 conds.append(pred)
+        if p["adjacent"] and shared_attr:
+            conds.append(ast.Comparison("<", ast.AttrRef(kv.var, shared_attr), ast.AttrRef(kv.var, shared_attr, next=True)))
         query = build_query(
             f"hs_{i:03d}", pattern, aggregates=aggs, group_by=facts.group_by(), equivalence=facts.equivalence(),
             conditions=conds, within_s=within, slide_s=slide,
@@ -117,7 +120,8 @@ def hamlet_diverse(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, 
 
 KINDS: dict[str, Kind] = {
     "hamlet-shared": Kind(hamlet_shared, "Hamlet §6 (workload 1: shared Kleene sub-pattern)",
-                          {"same_predicates": True, "kleene_type": "", "window_minutes": 10, "slide_minutes": 0}),
+                          {"same_predicates": True, "adjacent": False, "kleene_type": "", "window_minutes": 10,
+                           "slide_minutes": 0}),
     "hamlet-diverse": Kind(hamlet_diverse, "Hamlet §6 (workload 2: diverse)",
                            {"kleene_type": "", "min_length": 1, "max_length": 3, "min_window_minutes": 5,
                             "max_window_minutes": 20}),

@@ -10,7 +10,9 @@ import numpy as np
 from trendlake.engine.columns import clean
 from trendlake.engine.query import CompiledQuery
 
-__all__ = ["NoVector", "column", "local_mask", "vec_predicate", "vec_value"]
+__all__ = ["NEXT", "NoVector", "column", "local_mask", "vec_predicate", "vec_value"]
+
+NEXT = "\x00next."  # attrs key prefix of the NEXT event's scalar values (``vec_value``)
 
 
 class NoVector(Exception):
@@ -133,7 +135,19 @@ def vec_value(expr: dict[str, Any], attrs: dict[str, Any], cache: dict, n: int) 
         return lit, True
     if "attr" in expr:
         if expr.get("next"):
-            raise NoVector
+            # one event's value against a column (an adjacent predicate over candidate
+            # predecessors): given as a scalar under NEXT + name
+            key = NEXT + expr["attr"]
+            if key not in attrs:
+                raise NoVector
+            value = clean(attrs[key])
+            if value is None:
+                return 0, False
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise NoVector
+            if isinstance(value, int) and abs(value) >= 2**53:
+                raise NoVector
+            return value, True
         return column(attrs, expr["attr"], cache, n)
     op = expr["op"]
     args = [vec_value(a, attrs, cache, n) for a in expr.get("args", [])]

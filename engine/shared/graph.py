@@ -43,20 +43,23 @@ there) and the sums it carries become NaN.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from itertools import islice
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import CAP, NAN, Aggs, Algebra, norm, results_of
+from trendlake.engine.aggregates import Aggs, Algebra, results_of
+from trendlake.engine.expr.vector import NEXT, NoVector, vec_predicate
 from trendlake.engine.query import ANY, CompiledQuery
 from trendlake.engine.results import WindowResult
+from trendlake.engine.shared.coefficients import Coefficients, column_dtype
 from trendlake.engine.timeline import window_range
 from trendlake.engine.vertices import VarList, Vertex
 
 __all__ = ["run_group", "supports", "uses_graph", "visited_column"]
 
-SAT = CAP + 1
+M_KEY, C_KEY = ("M", ""), ("C", "")
 
 
 def uses_graph(queries: Sequence[CompiledQuery]) -> bool:
@@ -117,22 +120,6 @@ def _has_cycle(q: CompiledQuery) -> bool:
     return any(v not in state and visit(v) for v in list(succ))
 
 
-class _KVertex:
-    """A vertex of the shared type: its coefficients per snapshot id."""
-
-    __slots__ = ("ts", "attrs", "M", "C", "A", "N", "X", "last_window")
-
-    def __init__(self, ts: int, attrs: dict[str, Any], last_window: int) -> None:
-        self.ts = ts
-        self.attrs = attrs
-        self.last_window = last_window
-        self.M: dict[int, Any] = {}
-        self.C: dict[int, Any] = {}
-        self.A: dict[str, dict[int, Any]] = {}
-        self.N: dict[str, dict[int, Any]] = {}
-        self.X: dict[str, dict[int, Any]] = {}
-
-
 class _Member:
     """One query of the group: its algebra and where the shared variable sits in it."""
 
@@ -186,22 +173,25 @@ def run_group(
     cols = {a: visited_column(attrs, a, idx) for a in names}
     col_lists = {a: (c.tolist() if isinstance(c, np.ndarray) else list(c)) for a, c in cols.items()}
     kmask = masks[members[0].q.name][members[0].var][idx].tolist()
-    var_masks = [
-        [(v, masks[m.q.name][v][idx].tolist()) for v in m.others] for m in members
-    ]
+    # per visited row: the (member, variable) pairs it matches, the shared variable aside
+    matches: dict[int, list[tuple[int, str]]] = {}
+    for j, m in enumerate(members):
+        for v in m.others:
+            for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
+                matches.setdefault(r, []).append((j, v))
     sum_attrs = sorted({a for m in members for _, a in m.k_sums})
     min_attrs = sorted({a for m in members for _, a in m.k_mins})
     max_attrs = sorted({a for m in members for _, a in m.k_maxs})
     need_c = any(m.k_count for m in members)
-    adj_k = None
+    adj_k, adj_key = None, ""
     for t in first.transitions:
         if t.src == t.dst == members[0].var:
-            adj_k = t.adjacent
+            adj_k, adj_key = t.adjacent, t.adjacent_key
     ts_l = ts[idx].tolist()
     kid_l = kid.tolist()
     n = len(ts_l)
     out: dict[str, dict[tuple[int, int], WindowResult]] = {m.q.name: {} for m in members}
-    keep = norm if exact else (lambda x: x if x <= CAP else SAT)
+    dtypes = {a: column_dtype(c) for a, c in cols.items()}
 
     row_cache: dict[int, dict[str, Any]] = {}
 
@@ -217,9 +207,11 @@ def run_group(
         part = kid_l[lo]
         while hi < n and kid_l[hi] == part:
             hi += 1
-        runner = _Partition(members, within, slide, adj_k, exact, keep, need_c, sum_attrs, min_attrs, max_attrs, stats)
+        runner = _Partition(
+            members, within, slide, adj_k, exact, need_c, sum_attrs, min_attrs, max_attrs, stats, dtypes, adj_key
+        )
         runner.part_key = part
-        results = runner.run(lo, hi, ts_l, kmask, var_masks, row_attrs)
+        results = runner.run(lo, hi, ts_l, kmask, matches, row_attrs)
         row_cache.clear()
         for m, res in zip(members, results, strict=True):
             for k, r in results_of(m.alg, res).items():
@@ -232,62 +224,73 @@ class _Partition:
     """The shared graph and the members' own vertices over one partition."""
 
     def __init__(
-        self, members: list[_Member], within: int, slide: int, adj_k: Any, exact: bool, keep: Any,
+        self, members: list[_Member], within: int, slide: int, adj_k: Any, exact: bool,
         need_c: bool, sum_attrs: list[str], min_attrs: list[str], max_attrs: list[str], stats: Any,
+        dtypes: dict[str, Any], adj_key: str,
     ) -> None:
         self.members = members
         self.within, self.slide = within, slide
         self.adj_k = adj_k
         self.exact = exact
-        self.keep = keep
         self.need_c = need_c
         self.sum_attrs, self.min_attrs, self.max_attrs = sum_attrs, min_attrs, max_attrs
         self.stats = stats
-        self.kverts = VarList()
+        # the adjacent predicate on K -> K as expressions (roles for variables), for numpy
+        self.adj_exprs: list[dict[str, Any]] | None = json.loads(adj_key) if adj_key else None
+        self.adj_attrs = sorted(_attrs_of(self.adj_exprs or []))
+        self.coef = Coefficients(
+            need_c, {a: dtypes[a] for a in sum_attrs}, {a: dtypes[a] for a in min_attrs},
+            {a: dtypes[a] for a in max_attrs}, exact, {a: dtypes.get(a, object) for a in self.adj_attrs},
+        )
         # snapshot id -> its windows; per member: snapshot id -> B (window -> aggregate)
         self.snap_windows: list[range] = []
-        self.B: list[dict[int, Aggs]] = [{} for _ in members]
+        # per member: its epochs (first snapshot id, windows, B per window), the first live one,
+        # and whether its B changed since its last epoch
+        self.epochs: list[list[tuple[int, range, Aggs]]] = [[] for _ in members]
+        self.epoch_off = [0] * len(members)
+        self.dirty = [True] * len(members)
         self.first_live = 0  # snapshots before it are in no open window
-        # running totals of the coefficients over the K vertices so far, per snapshot id
-        self.TM: dict[int, Any] = {}
-        self.TC: dict[int, Any] = {}
-        self.TA: dict[str, dict[int, Any]] = {a: {} for a in sum_attrs}
-        self.TN: dict[str, dict[int, Any]] = {a: {} for a in min_attrs}
-        self.TX: dict[str, dict[int, Any]] = {a: {} for a in max_attrs}
 
     # -- a member's running total of K in window k: Σ over the window's snapshots -----------
     def k_total(self, j: int, k: int) -> Any:
+        """Member j's running total of K in window k: for each of its epochs (snapshots with
+        one B), the coefficient totals over the epoch's snapshots combined with that B."""
         m = self.members[j]
         alg = m.alg
-        Bj = self.B[j]
+        coef = self.coef
+        epochs = self.epochs[j]
+        n_snap = len(self.snap_windows)
         total: Any = None
-        for sid in range(self.first_live, len(self.snap_windows)):
-            if k not in self.snap_windows[sid]:
+        for e in range(self.epoch_off[j], len(epochs)):
+            start, windows, acc = epochs[e]
+            b = acc.get(k)
+            if b is None:
                 continue
-            tm = self.TM.get(sid, 0)
-            b = Bj.get(sid, {}).get(k)
-            if not tm or b is None:
+            lo = max(start, self.first_live)
+            hi = epochs[e + 1][0] if e + 1 < len(epochs) else n_snap
+            if lo >= hi:
+                continue
+            tm = coef.range_total(M_KEY, lo, hi)
+            if not tm:
                 continue
             if alg.scalar:
                 total = _mul(tm, b) + (total or 0)
                 continue
             c = b[0]
-            if c == 0:
-                continue
             a = alg.zero.copy()
             a[0] = _mul(tm, c)
             for i in m.plain:
                 a[i] = _mul(tm, b[i])
             for i in m.k_count:
-                a[i] = _mul(self.TC.get(sid, 0), c)
+                a[i] = _mul(coef.range_total(C_KEY, lo, hi), c)
             for i, attr in m.k_sums:
-                a[i] = _mul(self.TA[attr].get(sid, 0), c)
+                a[i] = _mul(coef.range_total(("A", attr), lo, hi), c)
             for i in m.ext:
                 a[i] = b[i]
             for i, attr in m.k_mins:
-                a[i] = self.TN[attr].get(sid)
+                a[i] = coef.range_total(("N", attr), lo, hi)
             for i, attr in m.k_maxs:
-                a[i] = self.TX[attr].get(sid)
+                a[i] = coef.range_total(("X", attr), lo, hi)
             if total is None:
                 total = a
             else:
@@ -295,11 +298,17 @@ class _Partition:
         return total
 
     def snapshot(self, windows: range) -> int:
-        """A new snapshot: every member's B for the windows of the events it will hold."""
-        sid = len(self.snap_windows)
+        """A new snapshot. A member whose B changed (a new vertex of a predecessor of K, other
+        windows) starts a new epoch with its B for the windows of the events it will hold."""
+        sid = self.coef.add_column()
+        assert sid == len(self.snap_windows)
         self.snap_windows.append(windows)
         kmin = windows.start
         for j, m in enumerate(self.members):
+            epochs = self.epochs[j]
+            if not self.dirty[j] and epochs and epochs[-1][1] == windows:
+                continue
+            self.dirty[j] = False
             alg = m.alg
             acc: Aggs = {}
             for x in m.into_k:
@@ -314,22 +323,43 @@ class _Partition:
                             a = acc[k] = alg.zero.copy()
                         a[0] += 1
             acc = {k: a for k, a in acc.items() if k in windows and (a if alg.scalar else a[0])}
+            epochs.append((sid, windows, acc))
             if acc:
-                self.B[j][sid] = acc
                 self.stats.snapshots += 1
         self.stats.graphlets += 1
         return sid
 
-    def run(self, lo: int, hi: int, ts_l: list[int], kmask: list[bool], var_masks: Any, row_attrs: Any) -> list[Aggs]:
+    def _adjacent(self, live: list[dict[str, Any]], e_attrs: dict[str, Any], cache: dict[str, Any]) -> np.ndarray:
+        """Which live vertices of K the adjacent predicate lets precede a new one: vectorized
+        where numpy is exact (``engine.expr.vector``), else pair by pair."""
+        n = len(live)
+        if self.adj_exprs is not None and n >= 8:
+            try:
+                env: dict[str, Any] = dict(self.coef.live_columns())
+                for a in self.adj_attrs:
+                    env[NEXT + a] = e_attrs.get(a)
+                mask = np.ones(n, dtype=bool)
+                for expr in self.adj_exprs:
+                    mask &= vec_predicate(expr, env, cache, n)
+                return mask
+            except NoVector:
+                self.adj_exprs = None  # not exact in numpy: pair by pair from now on
+        adj_k = self.adj_k
+        return np.fromiter((adj_k(p, e_attrs) for p in live), dtype=bool, count=n)
+
+    def run(
+        self, lo: int, hi: int, ts_l: list[int], kmask: list[bool], matches: dict[int, list[tuple[int, str]]],
+        row_attrs: Any,
+    ) -> list[Aggs]:
         members = self.members
         within, slide = self.within, self.slide
-        keep, exact = self.keep, self.exact
         adj_k = self.adj_k
         stats = self.stats
         results: list[Aggs] = [{} for _ in members]
         self.totals: list[dict[str, Aggs]] = [{x: {} for x in m.others} for m in members]
         lists: list[dict[str, VarList]] = [{x: VarList() for x in m.others} for m in members]
         open_windows: set[int] = set()
+        pruned: list[int | None] = [None] * len(members)  # the kmin a member's vertices were pruned to
         cur: int | None = None  # the snapshot K events join, while no B changes
         per_window = stats.per_window
 
@@ -361,20 +391,22 @@ class _Partition:
             new_windows = [k for k in windows if k not in open_windows]
             open_windows.update(windows)
             stats.windows += len(new_windows)
-            # prune: expired vertices and snapshots in no open window
-            self.kverts.prune(kmin, None)
-            for j in range(len(members)):
-                for vl in lists[j].values():
-                    vl.prune(kmin, None)
-                for tot in self.totals[j].values():
-                    for k in [k for k in tot if k < kmin]:
-                        del tot[k]
+            # prune: expired vertices and snapshots in no open window (a member's own vertices
+            # when it reads them)
+            self.coef.prune(kmin)
+            first_live = self.first_live
             while self.first_live < len(self.snap_windows) and self.snap_windows[self.first_live].stop <= kmin:
-                self._drop(self.first_live)
                 self.first_live += 1
+            if self.first_live != first_live:
+                for j, epochs in enumerate(self.epochs):
+                    off = self.epoch_off[j]
+                    while off + 1 < len(epochs) and epochs[off + 1][0] <= self.first_live:
+                        off += 1
+                    self.epoch_off[j] = off
+            self.coef.drop_columns_before(self.first_live)
 
-            new_k: list[_KVertex] = []
-            new_v: list[list[Vertex]] = [[] for _ in members]
+            new_k: list[tuple[dict[Any, np.ndarray], dict[str, Any]]] = []
+            new_v: dict[int, list[Vertex]] = {}
             k_rows = [x for x in range(r, g_hi) if kmask[x]]
             ktot_cache: dict[tuple[int, int], Any] = {}
             if k_rows:
@@ -389,145 +421,85 @@ class _Partition:
                         pw = per_window[(self.part_key, k)]
                         pw[0] += 1
                         pw[1] += 1
+                live = self.coef.live_attrs() if adj_k is not None else None
+                cache: dict[str, Any] = {}
                 for x in k_rows:
-                    new_k.append(self._k_vertex(t, row_attrs(x), kmax, kmin, cur, adj_k, keep, exact))
-            for j, m in enumerate(members):
-                alg = m.alg
-                for v, vm in var_masks[j]:
-                    for x in range(r, g_hi):
-                        if not vm[x]:
-                            continue
-                        e_attrs = row_attrs(x)
-                        acc: Aggs = {}
-                        for tr in m.q.predecessors[v]:
-                            src = tr.src
-                            if src == m.var:
-                                for k in windows:
-                                    key = (j, k)
-                                    if key not in ktot_cache:
-                                        ktot_cache[key] = self.k_total(j, k)
-                                    tot = ktot_cache[key]
-                                    if tot is not None:
-                                        alg.add_into(acc, {k: tot}, kmin)
-                            elif (src, v) in m.free:
-                                alg.add_into(acc, self.totals[j][src], kmin)
+                    e_attrs = row_attrs(x)
+                    mask = None if live is None else self._adjacent(live, e_attrs, cache)
+                    new_k.append((self.coef.vertex(cur, mask, e_attrs), e_attrs))
+            for x in range(r, g_hi):
+                for j, v in matches.get(x, ()):
+                    m = members[j]
+                    alg = m.alg
+                    if pruned[j] != kmin:
+                        pruned[j] = kmin
+                        for vl in lists[j].values():
+                            vl.prune(kmin, None)
+                        for tot in self.totals[j].values():
+                            for k in [k for k in tot if k < kmin]:
+                                del tot[k]
+                    e_attrs = row_attrs(x)
+                    acc: Aggs = {}
+                    for tr in m.q.predecessors[v]:
+                        src = tr.src
+                        if src == m.var:
+                            for k in windows:
+                                key = (j, k)
+                                if key not in ktot_cache:
+                                    ktot_cache[key] = self.k_total(j, k)
+                                tot = ktot_cache[key]
+                                if tot is not None:
+                                    alg.add_into(acc, {k: tot}, kmin)
+                        elif (src, v) in m.free:
+                            alg.add_into(acc, self.totals[j][src], kmin)
+                        else:
+                            vl = lists[j][src]
+                            adjacent = tr.adjacent
+                            for p in islice(vl.vertices, vl.offset, None):
+                                if adjacent is None or adjacent(p.attrs, e_attrs):
+                                    alg.add_into(acc, p.prop, kmin)
+                    aggs = alg.finish(acc, windows, (lambda k: True) if v in m.q.start else None, v, e_attrs)
+                    if not aggs:
+                        continue
+                    if v in m.q.end:
+                        for k, a in aggs.items():
+                            cur_r = results[j].get(k)
+                            if cur_r is None:
+                                results[j][k] = a if alg.scalar else a.copy()
+                            elif alg.scalar:
+                                results[j][k] = cur_r + a
                             else:
-                                vl = lists[j][src]
-                                adjacent = tr.adjacent
-                                for p in islice(vl.vertices, vl.offset, None):
-                                    if adjacent is None or adjacent(p.attrs, e_attrs):
-                                        alg.add_into(acc, p.prop, kmin)
-                        aggs = alg.finish(acc, windows, (lambda k: True) if v in m.q.start else None, v, e_attrs)
-                        if not aggs:
-                            continue
-                        if v in m.q.end:
-                            for k, a in aggs.items():
-                                cur_r = results[j].get(k)
-                                if cur_r is None:
-                                    results[j][k] = a if alg.scalar else a.copy()
-                                elif alg.scalar:
-                                    results[j][k] = cur_r + a
-                                else:
-                                    alg.merge(cur_r, a)
-                        if m.q.successors[v]:
-                            new_v[j].append(Vertex(t, e_attrs, v, aggs, kmax))
+                                alg.merge(cur_r, a)
+                    if m.q.successors[v]:
+                        new_v.setdefault(j, []).append(Vertex(t, e_attrs, v, aggs, kmax))
             # commit: this time stamp's vertices become predecessors of later ones
-            for kv in new_k:
-                self._commit_k(kv)
-            for j, m in enumerate(members):
-                for vx in new_v[j]:
+            for row, e_attrs in new_k:
+                self.coef.commit(row, e_attrs, kmax, adj_k is not None)
+            for j, vxs in new_v.items():
+                m = members[j]
+                for vx in vxs:
                     lists[j][vx.var].append(vx)
                     m.alg.add_into(self.totals[j][vx.var], vx.prop, kmin)
                     if vx.var in m.into_k:
                         cur = None  # B changes: the next K events start a new snapshot
+                        self.dirty[j] = True
             r = g_hi
         close_before(10**30 if not open_windows else max(open_windows) + 1)
         return results
 
     part_key: Any = None
 
-    def _k_vertex(self, t: int, e_attrs: dict[str, Any], kmax: int, kmin: int, sid: int, adj_k: Any, keep: Any, exact: bool) -> _KVertex:
-        kv = _KVertex(t, e_attrs, kmax)
-        first = self.first_live
-        M: dict[int, Any] = {sid: 1}
-        C: dict[int, Any] = {}
-        A = {a: {} for a in self.sum_attrs}
-        N = {a: {} for a in self.min_attrs}
-        X = {a: {} for a in self.max_attrs}
-        preds: Any
-        if adj_k is None:
-            preds = None  # every earlier vertex: the running totals
-        else:
-            vl = self.kverts
-            preds = [p for p in islice(vl.vertices, vl.offset, None) if adj_k(p.attrs, e_attrs)]
-        if preds is None:
-            srcs = [(self.TM, self.TC, self.TA, self.TN, self.TX)]
-        else:
-            srcs = [(p.M, p.C, p.A, p.N, p.X) for p in preds]
-        for pM, pC, pA, pN, pX in srcs:
-            for s, c in pM.items():
-                if s < first:
-                    continue
-                M[s] = M.get(s, 0) + c
-                if self.need_c:
-                    C[s] = C.get(s, 0) + pC.get(s, 0)
-                for a in self.sum_attrs:
-                    A[a][s] = A[a].get(s, 0) + pA[a].get(s, 0)
-                for a in self.min_attrs:
-                    v = pN[a].get(s)
-                    if v is not None and (N[a].get(s) is None or v < N[a][s]):
-                        N[a][s] = v
-                for a in self.max_attrs:
-                    v = pX[a].get(s)
-                    if v is not None and (X[a].get(s) is None or v > X[a][s]):
-                        X[a][s] = v
-        for s in M:
-            m = keep(M[s])
-            M[s] = m
-            if self.need_c:
-                C[s] = keep(C.get(s, 0) + m)
-            past = not exact and m == SAT
-            for a in self.sum_attrs:
-                value = A[a].get(s, 0) + _mul(e_attrs[a], m)
-                A[a][s] = NAN if past else norm(value) if exact else value
-            for a in self.min_attrs:
-                value = e_attrs[a]
-                if N[a].get(s) is None or value < N[a][s]:
-                    N[a][s] = value
-            for a in self.max_attrs:
-                value = e_attrs[a]
-                if X[a].get(s) is None or value > X[a][s]:
-                    X[a][s] = value
-        kv.M, kv.C, kv.A, kv.N, kv.X = M, C, A, N, X
-        return kv
 
-    def _commit_k(self, kv: _KVertex) -> None:
-        if self.adj_k is not None:
-            self.kverts.append(kv)  # type: ignore[arg-type]
-        keep = self.keep
-        for s, c in kv.M.items():
-            self.TM[s] = keep(self.TM.get(s, 0) + c)
-            if self.need_c:
-                self.TC[s] = keep(self.TC.get(s, 0) + kv.C[s])
-            for a in self.sum_attrs:
-                value = self.TA[a].get(s, 0) + kv.A[a][s]
-                self.TA[a][s] = norm(value) if self.exact else value
-            for a in self.min_attrs:
-                v = kv.N[a][s]
-                if self.TN[a].get(s) is None or v < self.TN[a][s]:
-                    self.TN[a][s] = v
-            for a in self.max_attrs:
-                v = kv.X[a][s]
-                if self.TX[a].get(s) is None or v > self.TX[a][s]:
-                    self.TX[a][s] = v
-
-    def _drop(self, sid: int) -> None:
-        for Bj in self.B:
-            Bj.pop(sid, None)
-        self.TM.pop(sid, None)
-        self.TC.pop(sid, None)
-        for d in (*self.TA.values(), *self.TN.values(), *self.TX.values()):
-            d.pop(sid, None)
+def _attrs_of(value: Any) -> set[str]:
+    """The attribute names an expression reads."""
+    if isinstance(value, dict):
+        found = {value["attr"]} if isinstance(value.get("attr"), str) else set()
+        for v in value.values():
+            found |= _attrs_of(v)
+        return found
+    if isinstance(value, list):
+        return set().union(*(_attrs_of(v) for v in value)) if value else set()
+    return set()
 
 
 def visited_column(attrs: Mapping[str, Any], name: str, idx: np.ndarray) -> Any:

@@ -139,16 +139,20 @@ def workloads(draw: Any) -> str:
 
 @st.composite
 def streams(draw: Any, size: tuple[int, int]) -> list[dict[str, Any]]:
-    """Bursts of K between other events, ties on time stamps, two groups, a missing x now and then."""
+    """Bursts of K between other events, ties on time stamps, two groups, a missing x now and
+    then; x integers or (in some streams) quarters as floats."""
     rows: list[dict[str, Any]] = []
     t = draw(st.integers(0, 3))
     n = draw(st.integers(*size))
+    floats = draw(st.booleans())
     while len(rows) < n:
         kind = ["K"] * draw(st.integers(1, 5)) if draw(st.integers(0, 2)) else [draw(st.sampled_from(OTHER))]
         for ty in kind:
             t += draw(st.sampled_from([0, 1, 1, 1, 2, 4]))
             x = draw(st.one_of(st.integers(0, 6), st.just(None))) if draw(st.integers(0, 9)) == 0 else draw(
                 st.integers(0, 6))
+            if floats and x is not None:
+                x = x / 4 + 0.5
             rows.append({"type": ty, "ts": t, "seq": len(rows), "x": x, "g": draw(st.sampled_from([1, 1, 2]))})
     return rows
 
