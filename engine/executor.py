@@ -178,6 +178,13 @@ def _group_partials(
     results = module.run_group(
         members, group["variables"], masks, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.kid[idx], stats, group
     )
+    if stats is not None and getattr(stats, "per_window", None):
+        # per-window records name the partition by its key values, not the executor's id
+        ids = {key[0] for key in stats.per_window if isinstance(key[0], int)}
+        by_id = ks.values(ids)
+        stats.per_window = {
+            ((by_id[part], k) if isinstance(part, int) else (part, k)): v for (part, k), v in stats.per_window.items()
+        }
     values = ks.values({part for r in results.values() for part, _ in r})
     for q in members:
         positions = [q.partition_by.index(g) for g in q.group_by]

@@ -35,6 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("json", "table"), default="json", help="output format (default: json lines)")
     p.add_argument("--plan", type=Path, metavar="PLAN.json", help="run this plan instead of planning the workload (its workload hash must match)")
     p.add_argument("--query", action="append", metavar="NAME", help="evaluate only this query (repeatable)")
+    p.add_argument("--sharing-out", type=Path, metavar="REPORT.json",
+                   help="write what each sharing group of the plan did, in total and per partition and window: "
+                        "bursts of the shared type, shared and split, snapshots")
     _planning_options(p, events=False)
     p.set_defaults(func=run_eval)
 
@@ -139,8 +142,11 @@ def planning_statistics(args: argparse.Namespace, table_of: Any = None) -> Any:
     them from an event file (``--events``, or the evaluated file ``table_of()``)."""
     from trendlake.optimizer.errors import OptimizerError
 
+    # eval passes ``table_of`` (its --events is the evaluated file); plan's --events is a
+    # statistics source
+    stats_file = None if table_of is not None else getattr(args, "events", None)
     if args.assume_uniform:
-        if args.stats is not None or getattr(args, "events", None) is not None:
+        if args.stats is not None or stats_file is not None:
             raise OptimizerError("--assume-uniform plans without statistics: drop --stats / --events")
         from trendlake.optimizer.cost import UNIFORM
 
@@ -157,9 +163,8 @@ def planning_statistics(args: argparse.Namespace, table_of: Any = None) -> Any:
         if not isinstance(data, dict) or "types" not in data and data.get("assumption") is None:
             raise OptimizerError(f"--stats {args.stats}: not statistics (no 'types'); see docs/lake.md §stats")
         return data
-    events = getattr(args, "events", None)
-    if events is not None:
-        return lambda workload: file_statistics(read_event_file(events, _schema(args.stream)), workload, args.stream)
+    if stats_file is not None:
+        return lambda workload: file_statistics(read_event_file(stats_file, _schema(args.stream)), workload, args.stream)
     if table_of is not None:
         return lambda workload: file_statistics(table_of(), workload, args.stream)
     return None
@@ -254,9 +259,12 @@ def run_eval(args: argparse.Namespace) -> int:
             plan = json.loads(args.plan.read_text())
         loaded = engine.load_plan(plan, workload_hash=whash)
         table = table_of()
+        shared_stats = _shared_stats(loaded.raw, bool(getattr(args, "sharing_out", None)))
         started = time.perf_counter()
-        rows = evaluate_table(loaded, table, strategy=args.strategy, queries=args.query)
+        rows = evaluate_table(loaded, table, strategy=args.strategy, queries=args.query, shared_stats=shared_stats)
         elapsed = time.perf_counter() - started
+        if getattr(args, "sharing_out", None):
+            args.sharing_out.write_text(json.dumps(sharing_report(loaded.raw, shared_stats), indent=2) + "\n")
     except optimizer.WorkloadError as err:
         return _fail(f"invalid workload, nothing evaluated:\n{err}")
     except OptimizerError as err:
@@ -272,7 +280,54 @@ def run_eval(args: argparse.Namespace) -> int:
         f"{table.num_rows} events, {len(rows)} result rows, {elapsed:.3f}s",
         file=sys.stderr,
     )
+    for gid, st in shared_stats.items():
+        print(f"sharing group {gid}: {st.shared_events} events of the shared type in {st.windows} windows, "
+              f"{st.shared_bursts} bursts shared, {st.split_bursts} split, {st.snapshots} snapshots", file=sys.stderr)
     return 0
+
+
+def _shared_stats(plan: dict[str, Any], per_window: bool) -> dict[str, Any]:
+    """An empty record per sharing group of the plan, for the engine to fill."""
+    from trendlake.engine.shared import kind_module
+
+    out = {}
+    for group in plan.get("sharing") or []:
+        module = kind_module(group.get("kind", ""))
+        if module is not None:
+            out[group["id"]] = module.SharedStats(per_window={} if per_window else None)
+    return out
+
+
+def sharing_report(plan: dict[str, Any], shared_stats: dict[str, Any]) -> dict[str, Any]:
+    """What each sharing group did (``eval --sharing-out``): its totals and, per partition
+    (by its key values) and window, the bursts of the shared type, how many were shared and
+    split, the queries kept out of a shared update (event-level snapshots) and the snapshots
+    taken."""
+    from dataclasses import asdict
+
+    from trendlake.engine import format_ts
+
+    groups = []
+    for group in plan.get("sharing") or []:
+        st = shared_stats.get(group["id"])
+        if st is None:
+            continue
+        totals = {k: v for k, v in asdict(st).items() if k not in ("per_window", "trace")}
+        within = int(group["window"]["within_us"])
+        slide = int(group["window"].get("slide_us") or within)
+        windows = []
+        for (part, k), counts in sorted((st.per_window or {}).items(), key=lambda kv: (repr(kv[0][0]), kv[0][1])):
+            values = part if isinstance(part, tuple) else ()
+            windows.append({
+                "partition": dict(zip(group.get("partition_by", []), values, strict=False)),
+                "window_start": format_ts(k * slide),
+                "window_end": format_ts(k * slide + within),
+                "bursts": counts[0], "shared": counts[1], "split": counts[2],
+                "event_snapshots": counts[3], "snapshots": counts[4],
+            })
+        groups.append({"id": group["id"], "kind": group["kind"], "queries": group["queries"],
+                       "decision": group.get("decision", "static"), **totals, "windows_detail": windows})
+    return {"plan_id": plan.get("plan_id"), "planner": plan.get("planner"), "groups": groups}
 
 
 def read_event_file(path: Path, schema: dict[str, Any] | None = None) -> Any:
@@ -282,11 +337,14 @@ def read_event_file(path: Path, schema: dict[str, Any] | None = None) -> Any:
     return read_event_table(path, schema)
 
 
-def evaluate_table(plan: Any, table: Any, *, strategy: str = "auto", queries: list[str] | None = None) -> list[dict[str, Any]]:
+def evaluate_table(
+    plan: Any, table: Any, *, strategy: str = "auto", queries: list[str] | None = None,
+    shared_stats: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """Result rows of ``plan`` over an event table, per query in plan order (``engine.evaluate``)."""
     from trendlake import engine
 
-    return engine.evaluate(plan, table, strategy=strategy, queries=queries)
+    return engine.evaluate(plan, table, strategy=strategy, queries=queries, shared_stats=shared_stats)
 
 
 def json_value(value: Any) -> Any:

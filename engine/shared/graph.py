@@ -326,6 +326,9 @@ class _Partition:
             epochs.append((sid, windows, acc))
             if acc:
                 self.stats.snapshots += 1
+                if self.stats.per_window is not None:
+                    for k in acc:
+                        self.stats.per_window.setdefault((self.part_key, k), [0, 0, 0, 0, 0])[4] += 1
         self.stats.graphlets += 1
         return sid
 
@@ -417,8 +420,7 @@ class _Partition:
                 stats.shared_events += len(k_rows) * len(windows)
                 if per_window is not None:
                     for k in windows:
-                        per_window.setdefault((self.part_key, k), [0, 0, 0, 0])
-                        pw = per_window[(self.part_key, k)]
+                        pw = per_window.setdefault((self.part_key, k), [0, 0, 0, 0, 0])
                         pw[0] += 1
                         pw[1] += 1
                 live = self.coef.live_attrs() if adj_k is not None else None

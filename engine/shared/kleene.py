@@ -98,7 +98,8 @@ class SharedStats:
     shared_bursts: int = 0  # shared-type time stamps (per window) propagated through the graphlet
     split_bursts: int = 0  # ... applied to each matching query on its own (predicates differ)
     event_snapshots: int = 0  # queries kept out of a shared update because they do not match it
-    # with a dict: (partition id, window) -> [bursts, shared, split, event snapshots]
+    # with a dict: (partition, window) -> [bursts, shared, split, event snapshots, snapshots]
+    # (the executor replaces its partition ids by the partition's key values)
     per_window: dict[tuple[Any, int], list[int]] | None = None
     # with a list: (partition id, window, query, events of K applied, u) per snapshot,
     # u = count(K) + s before the graphlet's time stamps were applied
@@ -241,6 +242,8 @@ def run_group(
             _snapshot(win, e)
             return st
         stats.snapshots += 1
+        if stats.per_window is not None:
+            stats.per_window.setdefault((part, win.k), [0, 0, 0, 0, 0])[4] += 1
         if stats.trace is not None:
             stats.trace.append((part, win.k, m.query.name, sum(step[1] for step in win.steps[e.epoch:]), u))
         nan = u != u
@@ -363,7 +366,7 @@ def run_group(
             stats.shared_bursts += stamps
             stats.shared_events += kk
             if stats.per_window is not None:
-                counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0])
+                counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0, 0])
                 counts[0] += stamps
                 counts[1] += stamps
 
@@ -387,7 +390,7 @@ def run_group(
                 for j in js:
                     own_k.append((j, [step_row(j, members[j].i, list(rows_c))]))
         for k in live:
-            counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0]) if stats.per_window is not None else None
+            counts = stats.per_window.setdefault((part, k), [0, 0, 0, 0, 0]) if stats.per_window is not None else None
             if share:
                 win = windows[k]
                 chosen = set(classes[best])

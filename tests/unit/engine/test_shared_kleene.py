@@ -309,7 +309,8 @@ def test_dynamic_decision_per_burst(decision: str, cost: float, shared: int, spl
     r = report["g0"]
     assert (r.shared_bursts, r.split_bursts) == (shared, split)
     assert r.event_snapshots == kept_out
-    assert list(per_window.values()) == [[3, shared, split, r.event_snapshots]]
+    assert list(per_window) == [((), 0)]  # the one partition (no partitioning keys), window 0
+    assert list(per_window.values()) == [[3, shared, split, r.event_snapshots, r.snapshots]]
 
 
 @pytest.mark.parametrize("xs", [

@@ -152,3 +152,46 @@ def test_unknown_planner_is_refused(files) -> None:
     wl, ev = files
     code, _, err = run(["eval", str(wl), "--events", str(ev), "--planner", "bogus"])
     assert code == EXIT_BAD_INPUT and "unknown planner 'bogus'" in err and "hamlet-static" in err
+
+
+# event-grained: rising runs of K (K.x < NEXT(K).x), each query alone builds its own graph of K
+RISING = """QUERY r1 RETURN COUNT(*), SUM(K.x) PATTERN SEQ(A, K+) WHERE K.x < NEXT(K).x WITHIN 1 minute;
+QUERY r2 RETURN COUNT(*), MAX(K.x), COUNT(K) PATTERN SEQ(B, K+) WHERE K.x < NEXT(K).x WITHIN 1 minute;
+QUERY r3 RETURN COUNT(*), MIN(K.x) PATTERN SEQ(K+, C) WHERE K.x < NEXT(K).x WITHIN 1 minute;
+QUERY r4 RETURN COUNT(*), AVG(K.x) PATTERN SEQ(A, K+, C) WHERE K.x < NEXT(K).x WITHIN 1 minute;
+"""
+
+
+def test_event_grained_queries_share_their_graph_from_a_real_file(files, tmp_path: Path) -> None:
+    """On the file itself the planner shares the graph of K (each query alone would try every
+    pair of K events per window), the rows equal the unshared plan's, and --sharing-out
+    records per window what the group did."""
+    _, ev = files
+    wl = tmp_path / "rising.etq"
+    wl.write_text(RISING)
+    report_path = tmp_path / "report.json"
+    code, out, err = run(["eval", str(wl), "--events", str(ev), "--planner", "hamlet",
+                          "--sharing-out", str(report_path)])
+    assert code == 0, err
+    code_alone, out_alone, _ = run(["eval", str(wl), "--events", str(ev)])
+    assert code_alone == 0
+    assert rows_of(out) == rows_of(out_alone)
+    assert len(rows_of(out)) == 4 * 10  # four queries, ten one-minute windows
+    report = json.loads(report_path.read_text())
+    (group,) = report["groups"]
+    assert group["kind"] == "kleene" and sorted(group["queries"]) == ["r1", "r2", "r3", "r4"]
+    windows = group["windows_detail"]
+    assert [w["window_start"] for w in windows] == [f"1970-01-01T00:{m:02d}:00Z" for m in range(10)]
+    assert all(w["partition"] == {} and w["split"] == 0 for w in windows)
+    # 56 or 57 K events a minute (one per second but A, B, C), each its own time stamp
+    assert all(w["bursts"] == w["shared"] and w["bursts"] in (57, 56) for w in windows)
+    assert sum(w["snapshots"] for w in windows) == group["snapshots"] > 0
+    assert "sharing group g0:" in err
+
+
+def test_sharing_out_without_sharing_writes_an_empty_report(files, tmp_path: Path) -> None:
+    wl, ev = files
+    report_path = tmp_path / "report.json"
+    code, _, err = run(["eval", str(wl), "--events", str(ev), "--sharing-out", str(report_path)])
+    assert code == 0, err
+    assert json.loads(report_path.read_text())["groups"] == []
