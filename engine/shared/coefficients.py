@@ -162,6 +162,7 @@ class Coefficients:
             del self.last_window[:dead]
             for vals in self.vals.values():
                 del vals[:dead]
+            self._live_cols = None  # row numbers now name other vertices
         else:
             self._reshape(slice(0, self.rows), slice(0, self.cols_cap), self.rows_cap * 2, self.cols_cap)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
@@ -94,16 +95,19 @@ AGGS = ["COUNT(*)", "COUNT(K)", "SUM(K.x)", "AVG(K.x)", "MIN(K.x)", "MAX(K.x)", 
         "MAX({o}.x)", "MIN({o}.x)"]
 
 
+WINDOWS = ["WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds", "WITHIN 9 seconds SLIDE 4 seconds",
+           "WITHIN 1 minute"]
+
+
 @st.composite
-def workloads(draw: Any) -> str:
+def workloads(draw: Any, windows: list[str] = WINDOWS) -> str:
     """2-8 queries with K+ between different prefixes and suffixes, one adjacent predicate on
     K -> K for all, adjacent predicates among each query's other variables, different local
     predicates on the other types and aggregates; now and then a query that cannot share."""
     n = draw(st.integers(2, 8))
     k_adj = draw(st.sampled_from(K_ADJ))
     k_local = draw(st.sampled_from(["", "K.x != 4"]))
-    window = draw(st.sampled_from(["WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds",
-                                   "WITHIN 9 seconds SLIDE 4 seconds", "WITHIN 1 minute"]))
+    window = draw(st.sampled_from(windows))
     group = draw(st.booleans())
     queries = []
     for i in range(n):
@@ -173,6 +177,16 @@ def test_every_sharable_set_shared_equals_each_query_alone(text: str, rows: list
     event(f"result rows: {'0' if not want else '1-3' if len(want) < 4 else '4+'}")
 
 
+@settings(max_examples=30, deadline=None)
+@given(workloads(["WITHIN 1 minute", "WITHIN 40 seconds SLIDE 15 seconds"]), streams((250, 400)))
+def test_long_streams_shared_equals_each_query_alone(text: str, rows: list[dict[str, Any]]) -> None:
+    """Streams long enough for the shared graph's matrices to grow, expire rows and snapshots
+    and move the live ones to the front (``shared.coefficients``)."""
+    plan = _plan(text)
+    table = engine.table_from_rows(rows)
+    assert _same(engine.evaluate(_forced(plan), table), engine.evaluate(plan, table)), (text, rows)
+
+
 @settings(max_examples=60, deadline=None)
 @given(workloads(), streams((6, 12)))
 def test_shared_graph_equals_the_two_step_reference(text: str, rows: list[dict[str, Any]]) -> None:
@@ -225,3 +239,56 @@ def test_overflowing_counts_equal_each_query_alone(n: int) -> None:
     want = run_engine(plan, rows, "auto")
     assert got == want
     assert ({r["query"]: r["COUNT(*)"] for r in got}["q1"] == "OVERFLOW") == (2**n - 1 > 10**38 - 1)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.tuples(st.just("add"), st.integers(0, 3)), st.tuples(st.just("prune"), st.integers(0, 3)),
+                          st.just(("snapshot", 0)), st.just(("read", 0))), min_size=1, max_size=150))
+def test_coefficient_rows_follow_their_vertices(ops: list[tuple[str, int]]) -> None:
+    """The matrices grow, drop expired rows and move the live ones to the front; the live rows
+    and the columns the adjacent predicate reads stay those of the live vertices, in order."""
+    from trendlake.engine.shared.coefficients import Coefficients
+
+    coef = Coefficients(True, {"x": np.int64}, {"x": np.int64}, {}, exact=False, val_dtypes={"x": np.int64})
+    sid = coef.add_column()
+    window = 0
+    live: list[tuple[int, int]] = []  # (x, last window) of the live vertices, expected
+    for i, (op, arg) in enumerate(ops):
+        if op == "add":
+            attrs = {"x": i}
+            row = coef.vertex(sid, None if not coef.live_attrs() else np.ones(len(coef.live_attrs()), dtype=bool), attrs)
+            coef.commit(row, attrs, window + arg, True)
+            live.append((i, window + arg))
+        elif op == "prune":
+            window += arg
+            coef.prune(window)
+            while live and live[0][1] < window:
+                live.pop(0)
+        elif op == "snapshot":
+            sid = coef.add_column()
+        else:  # read the columns now and then, as the executor does (only for bursts with predecessors)
+            assert coef.live_columns()["x"].tolist() == [x for x, _ in live]
+        assert [a["x"] for a in coef.live_attrs()] == [x for x, _ in live]
+
+
+def test_coefficient_columns_after_rows_moved_to_the_front() -> None:
+    """The live rows 9-15 of a full matrix are read, moved to the front when it fills, and later
+    rows 9-15 (other vertices) are live again: the columns read are theirs."""
+    from trendlake.engine.shared.coefficients import Coefficients
+
+    coef = Coefficients(False, {}, {}, {}, exact=False, val_dtypes={"x": np.int64})
+    sid = coef.add_column()
+
+    def add(x: int, last_window: int) -> None:
+        attrs = {"x": x}
+        coef.commit(coef.vertex(sid, None, attrs), attrs, last_window, True)
+
+    for x in range(16):
+        add(x, 0 if x < 9 else 5)
+    coef.prune(1)
+    assert coef.live_columns()["x"].tolist() == list(range(9, 16))
+    for x in range(16, 25):  # the first one moves rows 9-15 to the front
+        add(x, 5 if x < 18 else 9)
+    coef.prune(6)
+    assert [a["x"] for a in coef.live_attrs()] == list(range(18, 25))
+    assert coef.live_columns()["x"].tolist() == list(range(18, 25))
