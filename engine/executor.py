@@ -182,9 +182,11 @@ def _group_partials(
         # per-window records name the partition by its key values, not the executor's id
         ids = {key[0] for key in stats.per_window if isinstance(key[0], int)}
         by_id = ks.values(ids)
-        stats.per_window = {
+        renamed = {
             ((by_id[part], k) if isinstance(part, int) else (part, k)): v for (part, k), v in stats.per_window.items()
         }
+        stats.per_window.clear()  # in place: the caller holds this dict
+        stats.per_window.update(renamed)
     values = ks.values({part for r in results.values() for part, _ in r})
     for q in members:
         positions = [q.partition_by.index(g) for g in q.group_by]

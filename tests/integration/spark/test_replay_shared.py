@@ -51,15 +51,22 @@ DENSE_TRAVEL = {
 }
 
 
-def test_replay_of_a_shared_plan_equals_eval_of_each_query_alone(sample_lake, lake_copy: Path, tmp_path: Path, spark) -> None:
+# the same queries event-grained: rising travel durations, one shared graph of Travel
+RISING = WORKLOAD.replace("WHERE [driver, rider]", "WHERE [driver, rider] AND Travel.duration < NEXT(Travel).duration")
+
+
+@pytest.mark.parametrize("text", [WORKLOAD, RISING], ids=["type-grained", "event-grained"])
+def test_replay_of_a_shared_plan_equals_eval_of_each_query_alone(
+    sample_lake, lake_copy: Path, tmp_path: Path, spark, text: str
+) -> None:
     wl = tmp_path / "shared_rides.etq"
-    wl.write_text(WORKLOAD)
+    wl.write_text(text)
     optimize(lake_copy, wl, stream="rides", statistics=DENSE_TRAVEL, planner="hamlet-static")
     plan = current_plan(lake_copy, workload_name(wl))
     assert [sorted(g["queries"]) for g in plan["sharing"]] == [["req_travel", "req_travel_dropoff", "travel_pickup"]]
     report = replay(lake_copy, wl, FROM, TO, spark=spark)
 
-    alone = optimizer.build_plan(optimizer.compile_workload(WORKLOAD), stream="rides")
+    alone = optimizer.build_plan(optimizer.compile_workload(text), stream="rides")
     table = engine.table_from_events(engine.read_events(sample_lake.events))
     want: dict[str, list[dict]] = {q["name"]: [] for q in plan["queries"]}
     for row in engine.evaluate(alone, table):
