@@ -115,21 +115,26 @@ def hamlet_cost(
 
 
 def graph_cost(
-    k_events: float, snapshots: float, other_events: dict[str, float], entry_cost: float
+    k_events: float, snapshots: float, other_events: dict[str, float], entry_cost: float, partitions: float = 1.0
 ) -> tuple[float, float]:
     """(shared, non-shared) cost per window of a group sharing the event-grained graph of a
     Kleene type (``engine.shared.graph``), in edges of a single query's GRETA graph.
 
-    Alone, each query builds its own graph of the shared type: about ``E²/2`` edges for ``E``
-    events per window (every pair is tried against the adjacent predicate), plus a vertex per
-    event of its own types (``other_events[q]``). Shared, the graph is built once but every
-    edge carries the coefficients of the snapshots live in the window (``snapshots``: about
-    the events of the types leading into the shared one, at most one per burst), at
-    ``entry_cost`` edges per snapshot; each query takes a snapshot per graphlet and reads
-    the coefficients at each of its own events.
+    The stream splits into ``partitions`` (the queries' partitioning; 1 when the statistics
+    do not say), each with ``k_events / partitions`` events of the shared type per window.
+    Alone, each query builds its own graph per partition: about ``E²/2`` edges for ``E``
+    events (every pair is tried against the adjacent predicate), plus a vertex per event of
+    its own types (``other_events[q]``, over all partitions). Shared, the graph is built once
+    but every edge carries the coefficients of the snapshots live in the window
+    (``snapshots`` over all partitions: about the events of the types leading into the shared
+    one, at most one per burst), at ``entry_cost`` edges per snapshot; each query takes a
+    snapshot per graphlet and reads the coefficients at each of its own events.
     """
-    pairs = k_events * max(k_events - 1.0, 0.0) / 2.0
-    non_shared = sum(pairs + k_events + o for o in other_events.values())
-    shared = pairs * (1.0 + entry_cost * snapshots) + k_events * snapshots
-    shared += sum(snapshots + o * (1.0 + snapshots) for o in other_events.values())
+    p = max(partitions, 1.0)
+    e = k_events / p
+    s = max(1.0, snapshots / p)
+    pairs = e * max(e - 1.0, 0.0) / 2.0
+    non_shared = sum(p * (pairs + e) + o for o in other_events.values())
+    shared = p * (pairs * (1.0 + entry_cost * s) + e * s)
+    shared += sum(p * s + o * (1.0 + s) for o in other_events.values())
     return shared, non_shared

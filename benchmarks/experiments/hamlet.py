@@ -101,7 +101,10 @@ def run(ctx: Context) -> dict[str, Any]:
     graph = ["greta", "cogra", "hamlet-dynamic", "hamlet-static", "shared-all-static"]
     fig = rec.figure(Figure("event", "Event-grained queries: one shared graph vs each query alone", "queries",
                             ctx.pick([2, 4], [5, 10, 25, 50], [10, 25, 50, 100]), graph))
-    ev_graph = events(ctx.pick(60, 200, 400), offset=70)
+    # dense enough that each query's graph of K is large: about 1,000 events a minute over 4
+    # partitions (small), 10-minute windows
+    ev_graph = make_events(ctx, ctx.pick(60, 1000, 2000) * SPAN_MIN, SPAN_MIN * 60, seed=ctx.seed + 70,
+                           groups=ctx.pick(4, 4, 8), group_attr=key, burst=8.0, weights=weights)
     table = engine.table_from_events(ev_graph)
     for i, n in enumerate(fig.x):
         text = generate_workload("hamlet-shared", n, ctx.seed + 3, schema, ranges=ranges, adjacent=True)

@@ -171,7 +171,12 @@ def run_group(
     exact = any(m.alg.exact for m in members)
     names = sorted({a for a in attrs})
     cols = {a: visited_column(attrs, a, idx) for a in names}
-    col_lists = {a: (c.tolist() if isinstance(c, np.ndarray) else list(c)) for a, c in cols.items()}
+    # the events' attribute values as predicates read them: a missing float (NaN) is None
+    col_lists = {
+        a: ([None if x != x else x for x in c.tolist()] if c.dtype.kind == "f" else c.tolist())
+        if isinstance(c, np.ndarray) else list(c)
+        for a, c in cols.items()
+    }
     kmask = masks[members[0].q.name][members[0].var][idx].tolist()
     # per visited row: the (member, variable) pairs it matches, the shared variable aside
     matches: dict[int, list[tuple[int, str]]] = {}
@@ -213,7 +218,8 @@ def run_group(
         runner.part_key = part
         results = runner.run(lo, hi, ts_l, kmask, matches, row_attrs)
         row_cache.clear()
-        for m, res in zip(members, results, strict=True):
+        for j, res in results.items():
+            m = members[j]
             for k, r in results_of(m.alg, res).items():
                 out[m.q.name][(part, k)] = r
         lo = hi
@@ -244,11 +250,15 @@ class _Partition:
         )
         # snapshot id -> its windows; per member: snapshot id -> B (window -> aggregate)
         self.snap_windows: list[range] = []
-        # per member: its epochs (first snapshot id, windows, B per window), the first live one,
-        # and whether its B changed since its last epoch
-        self.epochs: list[list[tuple[int, range, Aggs]]] = [[] for _ in members]
-        self.epoch_off = [0] * len(members)
-        self.dirty = [True] * len(members)
+        # per member with trends to extend in K (K starts its pattern, or a predecessor of K has
+        # a vertex: ``active``): its epochs (first snapshot id, windows, B per window), the first
+        # live one, and whether its B changed since its last epoch (``dirty``)
+        self.active: set[int] = {j for j, m in enumerate(members) if m.k_start}
+        self.dirty: set[int] = set(self.active)
+        self.epochs: dict[int, list[tuple[int, range, Aggs]]] = {}
+        self.epoch_off: dict[int, int] = {}
+        # per member, created on its first event: running totals and kept vertices per variable
+        self.totals: dict[int, dict[str, Aggs]] = {}
         self.first_live = 0  # snapshots before it are in no open window
 
     # -- a member's running total of K in window k: Σ over the window's snapshots -----------
@@ -258,10 +268,10 @@ class _Partition:
         m = self.members[j]
         alg = m.alg
         coef = self.coef
-        epochs = self.epochs[j]
+        epochs = self.epochs.get(j, ())
         n_snap = len(self.snap_windows)
         total: Any = None
-        for e in range(self.epoch_off[j], len(epochs)):
+        for e in range(self.epoch_off.get(j, 0), len(epochs)):
             start, windows, acc = epochs[e]
             b = acc.get(k)
             if b is None:
@@ -304,15 +314,18 @@ class _Partition:
         assert sid == len(self.snap_windows)
         self.snap_windows.append(windows)
         kmin = windows.start
-        for j, m in enumerate(self.members):
-            epochs = self.epochs[j]
-            if not self.dirty[j] and epochs and epochs[-1][1] == windows:
+        for j in self.active:
+            m = self.members[j]
+            epochs = self.epochs.setdefault(j, [])
+            if j not in self.dirty and epochs and epochs[-1][1] == windows:
                 continue
-            self.dirty[j] = False
+            self.dirty.discard(j)
             alg = m.alg
             acc: Aggs = {}
+            totals = self.totals.get(j, {})
             for x in m.into_k:
-                alg.add_into(acc, self.totals[j][x], kmin)
+                if x in totals:
+                    alg.add_into(acc, totals[x], kmin)
             if m.k_start:
                 for k in windows:
                     if alg.scalar:
@@ -323,6 +336,8 @@ class _Partition:
                             a = acc[k] = alg.zero.copy()
                         a[0] += 1
             acc = {k: a for k, a in acc.items() if k in windows and (a if alg.scalar else a[0])}
+            if not acc and (not epochs or not epochs[-1][2]):
+                continue  # nothing to extend, and no epoch with something to end
             epochs.append((sid, windows, acc))
             if acc:
                 self.stats.snapshots += 1
@@ -353,32 +368,34 @@ class _Partition:
     def run(
         self, lo: int, hi: int, ts_l: list[int], kmask: list[bool], matches: dict[int, list[tuple[int, str]]],
         row_attrs: Any,
-    ) -> list[Aggs]:
+    ) -> dict[int, Aggs]:
+        """Per member (index) with results: its aggregates per window."""
         members = self.members
         within, slide = self.within, self.slide
         adj_k = self.adj_k
         stats = self.stats
-        results: list[Aggs] = [{} for _ in members]
-        self.totals: list[dict[str, Aggs]] = [{x: {} for x in m.others} for m in members]
-        lists: list[dict[str, VarList]] = [{x: VarList() for x in m.others} for m in members]
+        results: dict[int, Aggs] = {}
+        lists: dict[int, dict[str, VarList]] = {}
         open_windows: set[int] = set()
-        pruned: list[int | None] = [None] * len(members)  # the kmin a member's vertices were pruned to
+        pruned: dict[int, int] = {}  # the kmin a member's vertices were pruned to
         cur: int | None = None  # the snapshot K events join, while no B changes
         per_window = stats.per_window
 
         def close_before(kmin: int) -> None:
             for k in sorted(w for w in open_windows if w < kmin):
                 open_windows.discard(k)
-                for j, m in enumerate(members):
+                for j in self.epochs:
+                    m = members[j]
                     if m.k_end:
                         total = self.k_total(j, k)
                         if total is not None:
                             a = _bounded(m.alg, total)
-                            cur_r = results[j].get(k)
+                            res_j = results.setdefault(j, {})
+                            cur_r = res_j.get(k)
                             if cur_r is None:
-                                results[j][k] = a
+                                res_j[k] = a
                             elif m.alg.scalar:
-                                results[j][k] = cur_r + a
+                                res_j[k] = cur_r + a
                             else:
                                 m.alg.merge(cur_r, a)
 
@@ -401,8 +418,8 @@ class _Partition:
             while self.first_live < len(self.snap_windows) and self.snap_windows[self.first_live].stop <= kmin:
                 self.first_live += 1
             if self.first_live != first_live:
-                for j, epochs in enumerate(self.epochs):
-                    off = self.epoch_off[j]
+                for j, epochs in self.epochs.items():
+                    off = self.epoch_off.get(j, 0)
                     while off + 1 < len(epochs) and epochs[off + 1][0] <= self.first_live:
                         off += 1
                     self.epoch_off[j] = off
@@ -433,11 +450,17 @@ class _Partition:
                 for j, v in matches.get(x, ()):
                     m = members[j]
                     alg = m.alg
-                    if pruned[j] != kmin:
+                    lists_j = lists.get(j)
+                    if lists_j is None:
+                        lists_j = lists[j] = {x: VarList() for x in m.others}
+                        totals_j = self.totals[j] = {x: {} for x in m.others}
+                    else:
+                        totals_j = self.totals[j]
+                    if pruned.get(j) != kmin:
                         pruned[j] = kmin
-                        for vl in lists[j].values():
+                        for vl in lists_j.values():
                             vl.prune(kmin, None)
-                        for tot in self.totals[j].values():
+                        for tot in totals_j.values():
                             for k in [k for k in tot if k < kmin]:
                                 del tot[k]
                     e_attrs = row_attrs(x)
@@ -453,9 +476,9 @@ class _Partition:
                                 if tot is not None:
                                     alg.add_into(acc, {k: tot}, kmin)
                         elif (src, v) in m.free:
-                            alg.add_into(acc, self.totals[j][src], kmin)
+                            alg.add_into(acc, totals_j[src], kmin)
                         else:
-                            vl = lists[j][src]
+                            vl = lists_j[src]
                             adjacent = tr.adjacent
                             for p in islice(vl.vertices, vl.offset, None):
                                 if adjacent is None or adjacent(p.attrs, e_attrs):
@@ -464,12 +487,13 @@ class _Partition:
                     if not aggs:
                         continue
                     if v in m.q.end:
+                        res_j = results.setdefault(j, {})
                         for k, a in aggs.items():
-                            cur_r = results[j].get(k)
+                            cur_r = res_j.get(k)
                             if cur_r is None:
-                                results[j][k] = a if alg.scalar else a.copy()
+                                res_j[k] = a if alg.scalar else a.copy()
                             elif alg.scalar:
-                                results[j][k] = cur_r + a
+                                res_j[k] = cur_r + a
                             else:
                                 alg.merge(cur_r, a)
                     if m.q.successors[v]:
@@ -484,7 +508,8 @@ class _Partition:
                     m.alg.add_into(self.totals[j][vx.var], vx.prop, kmin)
                     if vx.var in m.into_k:
                         cur = None  # B changes: the next K events start a new snapshot
-                        self.dirty[j] = True
+                        self.dirty.add(j)
+                        self.active.add(j)
             r = g_hi
         close_before(10**30 if not open_windows else max(open_windows) + 1)
         return results

@@ -56,7 +56,7 @@ def plan_dynamic(workload: ast.Workload, statistics: dict[str, Any] | None = Non
 
 def _graph_group(
     cand: Any, members: dict[str, str], entries: dict[str, Any], rates: dict[str, Any],
-    types_of: dict[str, set[str]], dynamic: bool,
+    types_of: dict[str, set[str]], dynamic: bool, statistics: dict[str, Any] | None,
 ) -> dict[str, Any] | None:
     """A group sharing the event-grained graph of ``cand.type`` when that is estimated cheaper
     (``optimizer.cost.graph_cost``; costs in graph edges per window), else None. The graph is
@@ -71,7 +71,12 @@ def _graph_group(
     k_bursts = max(rates[q].of(cand.type) for q in members)
     snapshots = max(1.0, min(k_bursts, sum(feeding.values()) + 1.0))
     other = {q: sum(rates[q].events.get(t, 0.0) for t in types_of[q] if t != cand.type) for q in members}
-    shared, non_shared = graph_cost(k_events, snapshots, other, GRAPH_ENTRY_COST)
+    # the partitions of the stream, when the statistics were grouped by the group's partitioning
+    groups = (statistics or {}).get("groups") or {}
+    partitions = 1.0
+    if groups and list((statistics or {}).get("group_by") or []) == list(entries[next(iter(members))]["partition_by"]):
+        partitions = float((groups.get("by_type") or {}).get(cand.type) or groups.get("count") or 1)
+    shared, non_shared = graph_cost(k_events, snapshots, other, GRAPH_ENTRY_COST, partitions)
     if shared >= non_shared:
         return None
     first = entries[next(iter(members))]
@@ -109,7 +114,7 @@ def _plan(workload: ast.Workload, statistics: dict[str, Any] | None, dynamic: bo
         if len(members) < 2:
             continue
         if cand.graph:
-            group = _graph_group(cand, members, entries, rates, types_of, dynamic)
+            group = _graph_group(cand, members, entries, rates, types_of, dynamic, statistics)
             if group is not None:
                 group["id"] = f"g{len(groups)}"
                 groups.append(group)

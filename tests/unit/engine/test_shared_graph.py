@@ -292,3 +292,17 @@ def test_coefficient_columns_after_rows_moved_to_the_front() -> None:
     coef.prune(6)
     assert [a["x"] for a in coef.live_attrs()] == list(range(18, 25))
     assert coef.live_columns()["x"].tolist() == list(range(18, 25))
+
+
+def test_a_missing_float_is_missing_to_the_adjacent_predicate() -> None:
+    """A float column's missing value (NaN in the column) must read as missing, so that
+    ``NEXT(K).x != K.x + 1`` does not hold for it: two trends, k1 a and k2 a."""
+    text = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(K+, A+) WHERE NEXT(K).x != K.x + 1 WITHIN 1 minute;
+              QUERY q2 RETURN COUNT(*) PATTERN SEQ(K+, A) WHERE NEXT(K).x != K.x + 1 WITHIN 1 minute;"""
+    rows = [{"type": "K", "ts": 12, "seq": 0, "x": 0.5}, {"type": "K", "ts": 16, "seq": 1, "x": None},
+            {"type": "A", "ts": 17, "seq": 2, "x": 0.5}]
+    plan = _plan(text)
+    table = engine.table_from_rows(rows)
+    got = engine.evaluate(_forced(plan), table)
+    assert got == engine.evaluate(plan, table)
+    assert [r["COUNT(*)"] for r in got] == [2, 2]
