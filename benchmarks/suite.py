@@ -40,6 +40,7 @@ EXPERIMENTS: dict[str, str] = {
     "gloria": "benchmarks.experiments.gloria",
     "weaveshare": "benchmarks.experiments.weaveshare",
     "replay": "benchmarks.experiments.replay",
+    "replay_shared": "benchmarks.experiments.replay_shared",
 }
 
 DEFAULT_REPEAT = {"smoke": 1, "small": 3, "full": 3}
