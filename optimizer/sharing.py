@@ -11,8 +11,11 @@ event-grained graph of ``K`` when they match and connect the same events of
 ``K`` (equal local predicates on ``K`` and equal adjacent predicates on ``K ->
 K``) and no adjacent predicate leads into or out of ``K``. What the shared
 executor supports today (docs/plan-format.md, "Sharing"):
-skip-till-any-match, no negation, every type at most once per pattern,
-templates whose only cycles are Kleene self-loops; every aggregate function.
+skip-till-any-match, every type at most once per pattern, templates whose
+only cycles are Kleene self-loops, negation only away from ``K`` (not on a
+transition into, out of or within ``K``, no leading NOT when ``K`` starts the
+pattern, no trailing NOT when it ends it; such queries share the
+event-grained graph); every aggregate function.
 """
 
 from __future__ import annotations
@@ -50,8 +53,6 @@ def eligible(entry: dict[str, Any]) -> str | None:
     name = entry["name"]
     if entry["semantics"] != ANY:
         return f"query {name}: {entry['semantics']} (only skip-till-any-match is shared)"
-    if entry.get("negations"):
-        return f"query {name}: negation"
     positive = [v for v in entry["variables"] if not v["negated"]]
     if len({v["type"] for v in positive}) != len(positive):
         return f"query {name}: a type occurs more than once"
@@ -93,11 +94,19 @@ def candidates(entries: list[dict[str, Any]], same_predicates: bool = False) -> 
         adjacent: dict[tuple[str, str], list[Any]] = {}
         for a in entry.get("adjacent_predicates", []):
             adjacent.setdefault((a["from"], a["to"]), []).append(a["expr"])
+        template = entry["template"]
+        negated_at = {(t["from"], t["to"]) for t in template["transitions"] if t.get("negations")}
         for var in sorted(loops):
             if any((src == var) != (dst == var) for src, dst in adjacent):
                 continue  # an adjacent predicate into or out of K: not shared
+            if any(var in pair for pair in negated_at):
+                continue  # a negation into, out of or within K
+            if (template.get("start_negations") and var in template["start"]) or (
+                    template.get("end_negations") and var in template["end"]):
+                continue  # a leading or trailing NOT next to K
+            event_grained = bool(adjacent or entry.get("negations"))
             matching: tuple[Any, ...] = ()
-            if adjacent or same_predicates:
+            if event_grained or same_predicates:
                 # the event-grained graph is shared by queries matching the same events of K
                 matching = (
                     canonical_predicates(
@@ -106,7 +115,7 @@ def candidates(entries: list[dict[str, Any]], same_predicates: bool = False) -> 
                         {var: "$"},
                     ),
                 )
-            if adjacent:
+            if event_grained:
                 matching += (
                     "graph",
                     canonical_predicates(adjacent.get((var, var), []), {var: "$src"}) if (var, var) in adjacent else "",

@@ -50,7 +50,9 @@ from typing import Any
 
 import numpy as np
 from trendlake.engine.aggregates import Aggs, Algebra, results_of
+from trendlake.engine.columns import Event
 from trendlake.engine.expr.vector import NEXT, NoVector, vec_predicate
+from trendlake.engine.negation import Negations, max_bound
 from trendlake.engine.query import ANY, CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared.coefficients import Coefficients, column_dtype
@@ -63,8 +65,8 @@ M_KEY, C_KEY = ("M", ""), ("C", "")
 
 
 def uses_graph(queries: Sequence[CompiledQuery]) -> bool:
-    """Whether a group runs on the shared graph (a query has adjacent predicates)."""
-    return any(q.has_adjacent for q in queries)
+    """Whether a group runs on the shared graph (a query has adjacent predicates or negation)."""
+    return any(q.has_adjacent or q.negations for q in queries)
 
 
 def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str | None:
@@ -77,8 +79,6 @@ def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str
             return f"query {q.name}: no positive shared variable"
         if q.semantics != ANY:
             return f"query {q.name}: {q.semantics} is not shared (skip-till-any-match only)"
-        if q.negations:
-            return f"query {q.name}: negation is not shared"
         if (q.within, q.slide, q.partition_by) != (first.within, first.slide, first.partition_by):
             return f"query {q.name}: windows or partitioning differ within the group"
         if len({q.variables[v].type for v in q.positive}) != len(q.positive):
@@ -89,6 +89,10 @@ def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str
         for t in q.transitions:
             if (t.src == var) != (t.dst == var) and t.adjacent is not None:
                 return f"query {q.name}: adjacent predicate on {t.src} -> {t.dst} (into or out of the shared {var})"
+            if (t.src == var or t.dst == var) and t.negations:
+                return f"query {q.name}: negation on {t.src} -> {t.dst} (into, out of or within the shared {var})"
+        if (q.start_negations and var in q.start) or (q.end_negations and var in q.end):
+            return f"query {q.name}: a leading or trailing NOT next to the shared {var}"
         if _has_cycle(q):
             return f"query {q.name}: nested Kleene (a cycle through several variables)"
         k = (q.variables[var].type, q.variables[var].key, loop[0].adjacent_key)
@@ -142,8 +146,10 @@ class _Member:
         kx = {i for i, _ in self.k_mins} | {i for i, _ in self.k_maxs}
         self.ext = [i for i in range(alg.n_additive, alg.size) if i not in kx]
         self.free = {
-            (t.src, t.dst) for t in q.transitions if t.src != var and t.adjacent is None
+            (t.src, t.dst) for t in q.transitions if t.src != var and t.adjacent is None and not t.negations
         }
+        self.negated = [v for v, x in q.variables.items() if x.negated]
+        self.tr_negs = {(t.src, t.dst): t.negations for t in q.transitions if t.negations}
 
 
 def _mul(a: Any, b: Any) -> Any:
@@ -184,6 +190,14 @@ def run_group(
         for v in m.others:
             for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
                 matches.setdefault(r, []).append((j, v))
+    # per member with negation: the rows its negated variables match, with their type
+    neg_rows: dict[int, dict[int, str]] = {}
+    for j, m in enumerate(members):
+        if m.negated:
+            rows_j = neg_rows[j] = {}
+            for v in m.negated:
+                for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
+                    rows_j[r] = m.q.variables[v].type
     sum_attrs = sorted({a for m in members for _, a in m.k_sums})
     min_attrs = sorted({a for m in members for _, a in m.k_mins})
     max_attrs = sorted({a for m in members for _, a in m.k_maxs})
@@ -216,7 +230,7 @@ def run_group(
             members, within, slide, adj_k, exact, need_c, sum_attrs, min_attrs, max_attrs, stats, dtypes, adj_key
         )
         runner.part_key = part
-        results = runner.run(lo, hi, ts_l, kmask, matches, row_attrs)
+        results = runner.run(lo, hi, ts_l, kmask, matches, row_attrs, neg_rows)
         row_cache.clear()
         for j, res in results.items():
             m = members[j]
@@ -367,7 +381,7 @@ class _Partition:
 
     def run(
         self, lo: int, hi: int, ts_l: list[int], kmask: list[bool], matches: dict[int, list[tuple[int, str]]],
-        row_attrs: Any,
+        row_attrs: Any, neg_rows: dict[int, dict[int, str]],
     ) -> dict[int, Aggs]:
         """Per member (index) with results: its aggregates per window."""
         members = self.members
@@ -380,6 +394,26 @@ class _Partition:
         pruned: dict[int, int] = {}  # the kmin a member's vertices were pruned to
         cur: int | None = None  # the snapshot K events join, while no B changes
         per_window = stats.per_window
+        # negation (a member's own transitions, leading and trailing NOTs): GRETA's state per
+        # member over the partition's time-stamp groups, holding the events its negated
+        # variables match
+        bounds: list[tuple[int, int]] = []
+        x = lo
+        while x < hi:
+            y = x
+            while y < hi and ts_l[y] == ts_l[x]:
+                y += 1
+            bounds.append((x, y))
+            x = y
+        neg_groups: dict[int, list[tuple[int, list[Event]]]] = {}
+        negs: dict[int, Negations] = {}
+        for j, rows_j in neg_rows.items():
+            groups_j = [
+                (ts_l[a], [Event(ts_l[x], x, rows_j[x], row_attrs(x)) for x in range(a, b) if x in rows_j])
+                for a, b in bounds
+            ]
+            neg_groups[j] = groups_j
+            negs[j] = Negations(members[j].q, groups_j)
 
         def close_before(kmin: int) -> None:
             for k in sorted(w for w in open_windows if w < kmin):
@@ -399,12 +433,8 @@ class _Partition:
                             else:
                                 m.alg.merge(cur_r, a)
 
-        r = lo
-        while r < hi:
+        for gi, (r, g_hi) in enumerate(bounds):
             t = ts_l[r]
-            g_hi = r
-            while g_hi < hi and ts_l[g_hi] == t:
-                g_hi += 1
             windows = window_range(t, within, slide)
             kmin, kmax = windows.start, windows.stop - 1
             close_before(kmin)
@@ -429,6 +459,7 @@ class _Partition:
             new_v: dict[int, list[Vertex]] = {}
             k_rows = [x for x in range(r, g_hi) if kmask[x]]
             ktot_cache: dict[tuple[int, int], Any] = {}
+            latest: dict[int, dict[int, int | None]] = {}  # per member with negation, before this group
             if k_rows:
                 if cur is None or self.snap_windows[cur] != windows:
                     cur = self.snapshot(windows)
@@ -464,6 +495,17 @@ class _Partition:
                             for k in [k for k in tot if k < kmin]:
                                 del tot[k]
                     e_attrs = row_attrs(x)
+                    starts = _ALWAYS if v in m.q.start else None
+                    end_bound = None
+                    negs_j = negs.get(j)
+                    if negs_j is not None:
+                        lat = latest.get(j)
+                        if lat is None:
+                            lat = latest[j] = negs_j.latest()
+                        sb = negs_j.start_bound(lat)
+                        if starts is not None and sb is not None:
+                            starts = _starts_after(sb, slide)
+                        end_bound = negs_j.end_bound(gi)
                     acc: Aggs = {}
                     for tr in m.q.predecessors[v]:
                         src = tr.src
@@ -480,15 +522,20 @@ class _Partition:
                         else:
                             vl = lists_j[src]
                             adjacent = tr.adjacent
-                            for p in islice(vl.vertices, vl.offset, None):
+                            bound = None
+                            if tr.negations:
+                                bound = max_bound([latest[j][n] for n in tr.negations])
+                            for p in islice(vl.vertices, vl.from_time(bound), None):
                                 if adjacent is None or adjacent(p.attrs, e_attrs):
                                     alg.add_into(acc, p.prop, kmin)
-                    aggs = alg.finish(acc, windows, (lambda k: True) if v in m.q.start else None, v, e_attrs)
+                    aggs = alg.finish(acc, windows, starts, v, e_attrs)
                     if not aggs:
                         continue
                     if v in m.q.end:
                         res_j = results.setdefault(j, {})
                         for k, a in aggs.items():
+                            if end_bound is not None and end_bound < k * slide + within:
+                                continue  # a trailing NOT matched before this window's end
                             cur_r = res_j.get(k)
                             if cur_r is None:
                                 res_j[k] = a if alg.scalar else a.copy()
@@ -510,11 +557,21 @@ class _Partition:
                         cur = None  # B changes: the next K events start a new snapshot
                         self.dirty.add(j)
                         self.active.add(j)
-            r = g_hi
+            for j, negs_j in negs.items():
+                negs_j.advance(t, neg_groups[j][gi][1])
         close_before(10**30 if not open_windows else max(open_windows) + 1)
         return results
 
     part_key: Any = None
+
+
+def _ALWAYS(k: int) -> bool:
+    return True
+
+
+def _starts_after(bound: int, slide: int) -> Any:
+    """A START vertex counts in the windows starting after a leading NOT's latest match."""
+    return lambda k: bound < k * slide
 
 
 def _attrs_of(value: Any) -> set[str]:

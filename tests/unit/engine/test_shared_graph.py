@@ -129,6 +129,9 @@ def workloads(draw: Any, windows: list[str] = WINDOWS) -> str:
         if draw(st.booleans()):
             preds.append(f"{draw(st.sampled_from(types))}.x {draw(st.sampled_from(['<', '>=', '!=']))} "
                          f"{draw(st.integers(1, 5))}")
+        if draw(st.integers(0, 3)) == 0:  # a NOT N somewhere: away from K it shares, next to K it cannot
+            at = draw(st.integers(0, len(items)))
+            items = items[:at] + ["NOT N"] + items[at:]
         odd = draw(st.integers(0, 11))
         if odd == 0 and cut > 0:  # into K: this query cannot share
             preds.append(f"{plain[cut - 1].rstrip('+')}.x < NEXT(K).x")
@@ -150,7 +153,7 @@ def streams(draw: Any, size: tuple[int, int]) -> list[dict[str, Any]]:
     n = draw(st.integers(*size))
     floats = draw(st.booleans())
     while len(rows) < n:
-        kind = ["K"] * draw(st.integers(1, 5)) if draw(st.integers(0, 2)) else [draw(st.sampled_from(OTHER))]
+        kind = ["K"] * draw(st.integers(1, 5)) if draw(st.integers(0, 2)) else [draw(st.sampled_from(OTHER + "N"))]
         for ty in kind:
             t += draw(st.sampled_from([0, 1, 1, 1, 2, 4]))
             x = draw(st.one_of(st.integers(0, 6), st.just(None))) if draw(st.integers(0, 9)) == 0 else draw(
