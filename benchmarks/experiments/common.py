@@ -89,6 +89,8 @@ class Strategy:
             return None if "kleene" in KINDS else "the engine has no shared Kleene executor"
         from trendlake.optimizer.planners import PLANNERS
 
+        if self.kind == "cli" and self.planner == "hamlet-plan":
+            return None if "hamlet" in PLANNERS else "planner 'hamlet' is not registered"
         if self.planner not in PLANNERS:
             return f"planner {self.planner!r} is not registered in optimizer.planners.PLANNERS"
         return None
@@ -125,6 +127,12 @@ STRATEGIES: dict[str, Strategy] = {
                  planner="static", note="measures the shared executor whatever the cost model says"),
         Strategy("shared-all-dynamic", "Hamlet executor, every sharable set shared, per-burst decision", "forced",
                  planner="dynamic", note="measures the shared executor whatever the cost model says"),
+        Strategy("eval-none", "trendlake eval, planner none (each query alone)", "cli", planner="none",
+                 note="the command end to end: reading the Parquet file, planning, evaluating, printing"),
+        Strategy("eval-hamlet", "trendlake eval --planner hamlet (statistics of the file computed each run)", "cli",
+                 planner="hamlet", note="the command end to end, planning from the file's statistics included"),
+        Strategy("eval-hamlet-plan", "trendlake eval --plan (a hamlet plan made once, before timing)", "cli",
+                 planner="hamlet-plan", note="the command end to end with a stored plan"),
         Strategy("gloria", "GLORIA plan", "shared", planner="gloria"),
         Strategy("gloria-greedy", "GLORIA's Greedy plan", "shared", planner="gloria-greedy"),
         Strategy("weaveshare", "Weave Share plan", "shared", planner="weaveshare"),
@@ -324,7 +332,52 @@ def runner(s: Strategy, prepared: Prepared, events: list[Event]) -> Callable[[],
     if s.kind == "forced":
         plan = engine.load_plan(forced_sharing(prepared.plan.raw, s.planner or "static"))
         return lambda: engine.evaluate(plan, table)
+    if s.kind == "cli":
+        return _cli_runner(s, prepared, table)
     raise ValueError(f"{s.name} is an optimizer-only strategy")
+
+
+def _cli_runner(s: Strategy, prepared: Prepared, table: Any) -> Callable[[], list[dict[str, Any]]]:
+    """``trendlake eval`` in this process on a Parquet file of the events (written before
+    timing), its JSON-lines output parsed back into rows."""
+    import contextlib
+    import io
+    import json
+    import tempfile
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+    from trendlake.jobs.cli import main
+
+    folder = Path(tempfile.mkdtemp(prefix="trendlake-bench-eval-"))
+    events, workload = folder / "events.parquet", folder / "workload.etq"
+    import pyarrow as pa
+
+    i = table.column_names.index("ts")
+    if not pa.types.is_timestamp(table.schema.field(i).type):  # µs integers: a timestamp column, as files carry them
+        table = table.set_column(i, "ts", table.column("ts").cast(pa.int64()).cast(pa.timestamp("us", tz="UTC")))
+    pq.write_table(table, events)
+    workload.write_text(prepared.text)
+    argv = ["eval", str(workload), "--events", str(events)]
+    if s.planner == "hamlet-plan":
+        plan_path = folder / "plan.json"
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["plan", str(workload), "--planner", "hamlet", "--events", str(events), "--out", str(plan_path)])
+        if code != 0:
+            raise RuntimeError(f"trendlake plan exited with {code}")
+        argv += ["--plan", str(plan_path)]
+    elif s.planner:
+        argv += ["--planner", s.planner]
+
+    def run() -> list[dict[str, Any]]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+        if code != 0:
+            raise RuntimeError(f"trendlake eval exited with {code}: {err.getvalue().strip()}")
+        return [json.loads(line) for line in out.getvalue().splitlines()]
+
+    return run
 
 
 def forced_sharing(raw: dict[str, Any], decision: str) -> dict[str, Any]:

@@ -49,3 +49,17 @@ def test_replay_bench_smoke_writes_the_record(tmp_path, spark) -> None:
     assert saved["replay_bench"]["ratio_replay_over_baseline"] == bench["ratio_replay_over_baseline"]
     assert saved["machine"]["cpu_count"]
     assert (tmp_path / "replay.png").stat().st_size > 0
+
+
+def test_replay_shared_bench_smoke_agrees_and_shares(tmp_path, spark) -> None:
+    """`python -m benchmarks replay_shared --size smoke`: the hamlet plan shares, and its result
+    tables equal those of the plan sharing nothing."""
+    from benchmarks.suite import run_experiment
+
+    record = run_experiment("replay_shared", size="smoke", out=tmp_path, repeat=1, log=lambda line: None)
+    data = json.loads((tmp_path / "replay_shared.json").read_text())
+    assert data["status"] == "ok" and record["agreement"] == data["agreement"]
+    assert data["agreement"]["all_agree"], data["agreement"]["disagreements"]
+    assert data["replay_shared"]["groups"], "the hamlet plan must share on this workload"
+    assert {p["strategy"] for p in data["points"]} == {"replay-none", "replay-hamlet"}
+    assert all(p["median_s"] > 0 and p["result_rows"] > 0 for p in data["points"])

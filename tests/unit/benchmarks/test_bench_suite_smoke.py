@@ -45,8 +45,8 @@ def out_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("bench")
 
 
-# replay runs Spark: its smoke run is tests/integration/spark/test_bench_replay_smoke.py (once)
-@pytest.mark.parametrize("name", [n for n in EXPERIMENTS if n != "replay"])
+# replay and replay_shared run Spark: their smoke runs are in tests/integration/spark/ (once each)
+@pytest.mark.parametrize("name", [n for n in EXPERIMENTS if not n.startswith("replay")])
 def test_experiment_runs_at_smoke_size(name: str, out_dir: Path) -> None:
     record = run_experiment(name, size="smoke", out=out_dir, repeat=1, log=lambda line: None)
     data = json.loads((out_dir / f"{name}.json").read_text())
