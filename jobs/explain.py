@@ -69,14 +69,17 @@ def explain_text(loaded: Any) -> str:
     if not raw.get("sharing"):
         lines.append("sharing: none (every query runs alone)")
     for g in raw.get("sharing", []):
+        from trendlake.engine.shared.graph import uses_graph
+
         est = g["estimated_cost"]
         ratio = est["non_shared"] / est["shared"] if est["shared"] else float("inf")
-        lines.append(
-            f"group {g['id']}: {g['kind']} — {len(g['queries'])} queries share {g['type']}+ "
-            f"({g['decision']} decision, snapshots at {' and '.join(g['snapshots'])} level)"
-        )
+        graph = uses_graph([loaded.queries[q] for q in g["queries"] if q in loaded.queries])
+        how = (f"one event-grained graph of {g['type']}, every burst shared" if graph else
+               f"{g['decision']} decision, snapshots at {' and '.join(g['snapshots'])} level")
+        lines.append(f"group {g['id']}: {g['kind']} — {len(g['queries'])} queries share {g['type']}+ ({how})")
         lines.append("  queries: " + ", ".join(f"{q} ({g['variables'][q]})" for q in g["queries"]))
-        lines.append(f"  estimated cost per window: shared {est['shared']}, non-shared {est['non_shared']} "
+        unit = "graph edges" if graph else "steps"
+        lines.append(f"  estimated cost per window ({unit}): shared {est['shared']}, non-shared {est['non_shared']} "
                      f"({ratio:.2f}x)")
         tpl = g["template"]
         lines.append("  merged template:")

@@ -187,6 +187,12 @@ def test_event_grained_queries_share_their_graph_from_a_real_file(files, tmp_pat
     assert all(w["bursts"] == w["shared"] and w["bursts"] in (57, 56) for w in windows)
     assert sum(w["snapshots"] for w in windows) == group["snapshots"] > 0
     assert "sharing group g0:" in err
+    plan_path = tmp_path / "plan.json"
+    assert run(["plan", str(wl), "--planner", "hamlet", "--events", str(ev), "--out", str(plan_path)])[0] == 0
+    code, out, _ = run(["explain", str(plan_path)])
+    assert code == 0
+    assert "group g0: kleene — 4 queries share K+ (one event-grained graph of K, every burst shared)" in out
+    assert "estimated cost per window (graph edges)" in out
 
 
 def test_sharing_out_without_sharing_writes_an_empty_report(files, tmp_path: Path) -> None:
