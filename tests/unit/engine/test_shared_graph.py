@@ -101,10 +101,10 @@ WINDOWS = ["WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds", "WITHIN 9 s
 
 @st.composite
 def workloads(draw: Any, windows: list[str] = WINDOWS) -> str:
-    """2-8 queries with K+ between different prefixes and suffixes, one adjacent predicate on
+    """2-12 queries with K+ between different prefixes and suffixes, one adjacent predicate on
     K -> K for all, adjacent predicates among each query's other variables, different local
     predicates on the other types and aggregates; now and then a query that cannot share."""
-    n = draw(st.integers(2, 8))
+    n = draw(st.integers(2, 12))
     k_adj = draw(st.sampled_from(K_ADJ))
     k_local = draw(st.sampled_from(["", "K.x != 4"]))
     window = draw(st.sampled_from(windows))

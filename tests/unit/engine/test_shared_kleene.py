@@ -98,10 +98,10 @@ AGGS = ["COUNT(*)", "COUNT(K)", "SUM(K.x)", "AVG(K.x)", "MIN(K.x)", "MAX(K.x)", 
 
 @st.composite
 def workloads(draw: Any) -> tuple[str, int]:
-    """2-6 queries with K+ between different prefixes and suffixes; the same or no local
+    """2-12 queries with K+ between different prefixes and suffixes; the same or no local
     predicate on K; different local predicates on the other types; one window for the
     sharers and now and then a query with another window or semantics that cannot share."""
-    n = draw(st.integers(2, 6))
+    n = draw(st.integers(2, 12))
     k_preds = ["", "K.x > 2", "K.x != 4", "K.x < 5", "K.x * 2 >= 3"]
     same_k_pred = draw(st.booleans())
     k_pred = draw(st.sampled_from(k_preds))
