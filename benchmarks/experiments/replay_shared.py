@@ -10,7 +10,11 @@ workload with ``adjacent=true`` (50 queries sharing rising trends of
   graph per query and partition);
 * **replay-hamlet** — the plan of planner ``hamlet`` from the statistics of the
   bronze events (``trendlake eval``'s ``file_statistics``, as ``trendlake plan
-  --events`` computes them): the shared event-grained graph per group.
+  --events`` computes them): the shared event-grained graph per group, where
+  the cost model says it pays;
+* **replay-forced** — the ``none`` plan with every sharable set as one group
+  (``common.forced_sharing``), handed to ``replay``: what the shared executor
+  costs in the pipeline whatever the cost model says.
 
 The two plans alternate in each repeat (``optimize`` makes one current, then
 ``replay`` runs it); planning is not timed. After the last repeat of each, the
@@ -32,12 +36,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from benchmarks.experiments.common import OK, Context
+from benchmarks.experiments.common import OK, Context, forced_sharing
 
 TITLE = "Replay of a shared plan (hamlet) vs each query alone (none), Spark + Delta"
 PAPER = "Hamlet (SIGMOD 2021) §6 through the pipeline (DESIGN §6); no paper figure"
 QUERIES = 50
-STRATEGIES = ("replay-none", "replay-hamlet")
+STRATEGIES = ("replay-none", "replay-hamlet", "replay-forced")
 
 
 def _event_count(ctx: Context) -> int:
@@ -117,6 +121,7 @@ def run(ctx: Context) -> dict[str, Any]:
             optimize(lake_root, workload_path, stream=STREAM, statistics=stats if planner != "none" else None,
                      planner=planner)
             plans[name] = current_plan(lake_root, workload_name(workload_path))
+        plans["replay-forced"] = forced_sharing(plans["replay-none"], "static")
         groups = [len(g["queries"]) for g in plans["replay-hamlet"]["sharing"]]
         ctx.log(f"  planner hamlet: groups of {groups} queries (statistics in {stats_s:.1f}s)")
         start_us, end_us = replay_interval(facts, engine.load_plan(plans["replay-none"]))
@@ -128,12 +133,14 @@ def run(ctx: Context) -> dict[str, Any]:
         for r in range(ctx.repeat + 1):  # the first round warms the JVM and the workers, untimed
             order = list(STRATEGIES) if r % 2 == 0 else list(reversed(STRATEGIES))
             for name in order:
-                planner = "none" if name == "replay-none" else "hamlet"
+                planner = "hamlet" if name == "replay-hamlet" else "none"
                 optimize(lake_root, workload_path, stream=STREAM,
                          statistics=stats if planner != "none" else None, planner=planner)
+                given = plans[name] if name == "replay-forced" else None
                 gc.collect()
                 started = time.perf_counter()
-                report = replay(lake_root, workload_path, _dt(start_us), _dt(end_us), stream=STREAM, spark=spark)
+                report = replay(lake_root, workload_path, _dt(start_us), _dt(end_us), stream=STREAM, spark=spark,
+                                plan=given)
                 elapsed = time.perf_counter() - started
                 rows_written[name] = sum(report.rows_written.values())
                 if r == 0:
@@ -146,6 +153,7 @@ def run(ctx: Context) -> dict[str, Any]:
         medians = {k: statistics.median(v) for k, v in times.items()}
         ratio = medians["replay-none"] / medians["replay-hamlet"] if medians["replay-hamlet"] else None
         disagreements = _differences(results["replay-none"], results["replay-hamlet"])
+        disagreements += _differences(results["replay-none"], results["replay-forced"])
         point_facts = {"events": facts["events"], "queries": QUERIES}
         points = [
             {"figure": "replay_shared", "x": facts["events"], "strategy": name, **point_facts, "status": OK,
@@ -154,8 +162,10 @@ def run(ctx: Context) -> dict[str, Any]:
             for name in STRATEGIES
         ]
         ratio_r = round(ratio, 3) if ratio is not None else None
-        ctx.log(f"  none {medians['replay-none']:.2f}s vs hamlet {medians['replay-hamlet']:.2f}s: none/hamlet "
-                f"{ratio_r}; {len(disagreements)} disagreements")
+        forced_r = round(medians["replay-none"] / medians["replay-forced"], 3) if medians["replay-forced"] else None
+        ctx.log(f"  none {medians['replay-none']:.2f}s, hamlet {medians['replay-hamlet']:.2f}s, forced "
+                f"{medians['replay-forced']:.2f}s: none/hamlet {ratio_r}, none/forced {forced_r}; "
+                f"{len(disagreements)} disagreements")
         return {
             "experiment": ctx.name,
             "title": TITLE,
@@ -171,6 +181,7 @@ def run(ctx: Context) -> dict[str, Any]:
             "strategies": {
                 "replay-none": {"label": "replay, plan none (each query alone)", "kind": "pipeline", "status": OK},
                 "replay-hamlet": {"label": "replay, plan hamlet (shared graph)", "kind": "pipeline", "status": OK},
+                "replay-forced": {"label": "replay, every sharable set shared", "kind": "pipeline", "status": OK},
             },
             "strategies_ran": list(STRATEGIES),
             "not_built": [],
@@ -180,12 +191,15 @@ def run(ctx: Context) -> dict[str, Any]:
                 "x_label": "events", "y_label": "seconds", "x": [facts["events"]],
                 "series": {name: [round(medians[name], 4)] for name in STRATEGIES}, "notes": [],
             }],
-            "ratios": {"replay_shared: replay-none/replay-hamlet": {"min": ratio_r, "max": ratio_r}},
+            "ratios": {"replay_shared: replay-none/replay-hamlet": {"min": ratio_r, "max": ratio_r},
+                       "replay_shared: replay-none/replay-forced": {"min": forced_r, "max": forced_r}},
             "points": points,
             "agreement": {"checked": QUERIES, "all_agree": not disagreements, "disagreements": disagreements,
                           "against": "the result tables of the two plans"},
             "replay_shared": {
-                "events": facts["events"], "groups": groups, "plan_ids": {k: v["plan_id"] for k, v in plans.items()},
+                "events": facts["events"], "groups": groups,
+                "forced_groups": [len(g["queries"]) for g in plans["replay-forced"]["sharing"]],
+                "plan_ids": {k: v["plan_id"] for k, v in plans.items()},
                 "estimated_cost": [g["estimated_cost"] for g in plans["replay-hamlet"]["sharing"]],
                 "interval_us": [start_us, end_us], "setup_s": {"bronze": round(bronze_s, 3),
                                                                "statistics": round(stats_s, 3)},

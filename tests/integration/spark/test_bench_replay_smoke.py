@@ -61,5 +61,5 @@ def test_replay_shared_bench_smoke_agrees_and_shares(tmp_path, spark) -> None:
     assert data["status"] == "ok" and record["agreement"] == data["agreement"]
     assert data["agreement"]["all_agree"], data["agreement"]["disagreements"]
     assert data["replay_shared"]["groups"], "the hamlet plan must share on this workload"
-    assert {p["strategy"] for p in data["points"]} == {"replay-none", "replay-hamlet"}
+    assert {p["strategy"] for p in data["points"]} == {"replay-none", "replay-hamlet", "replay-forced"}
     assert all(p["median_s"] > 0 and p["result_rows"] > 0 for p in data["points"])
