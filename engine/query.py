@@ -221,3 +221,23 @@ def canonical_predicates(value: Any, roles: dict[str, str]) -> str:
         return x
 
     return json.dumps(walk(value), sort_keys=True, separators=(",", ":"))
+
+
+def has_cycle(edges: Any) -> bool:
+    """Whether the directed edges ``(src, dst)`` close a cycle other than a self-loop (a
+    template's nested Kleene)."""
+    succ: dict[str, list[str]] = {}
+    for src, dst in edges:
+        if src != dst:
+            succ.setdefault(src, []).append(dst)
+    state: dict[str, int] = {}
+
+    def visit(v: str) -> bool:
+        state[v] = 1
+        for w in succ.get(v, ()):
+            if state.get(w) == 1 or (w not in state and visit(w)):
+                return True
+        state[v] = 2
+        return False
+
+    return any(v not in state and visit(v) for v in list(succ))

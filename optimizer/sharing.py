@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trendlake.engine.query import canonical_predicates
+from trendlake.engine.query import canonical_predicates, has_cycle
 
 __all__ = ["Candidate", "candidates", "eligible", "every_sharable_set", "merged_template"]
 
@@ -56,27 +56,9 @@ def eligible(entry: dict[str, Any]) -> str | None:
     positive = [v for v in entry["variables"] if not v["negated"]]
     if len({v["type"] for v in positive}) != len(positive):
         return f"query {name}: a type occurs more than once"
-    if _has_cycle(entry["template"]):
+    if has_cycle((t["from"], t["to"]) for t in entry["template"]["transitions"]):
         return f"query {name}: nested Kleene (a cycle through several variables)"
     return None
-
-
-def _has_cycle(template: dict[str, Any]) -> bool:
-    succ: dict[str, set[str]] = {}
-    for t in template["transitions"]:
-        if t["from"] != t["to"]:
-            succ.setdefault(t["from"], set()).add(t["to"])
-    state: dict[str, int] = {}
-
-    def visit(v: str) -> bool:
-        state[v] = 1
-        for w in succ.get(v, ()):
-            if state.get(w) == 1 or (w not in state and visit(w)):
-                return True
-        state[v] = 2
-        return False
-
-    return any(v not in state and visit(v) for v in list(succ))
 
 
 def candidates(entries: list[dict[str, Any]], same_predicates: bool = False) -> list[Candidate]:

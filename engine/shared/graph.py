@@ -49,17 +49,17 @@ from itertools import islice
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import Aggs, Algebra, results_of
+from trendlake.engine.aggregates import Aggs, Algebra, merge_aggs, results_of
 from trendlake.engine.columns import Event
 from trendlake.engine.expr.vector import NEXT, NoVector, vec_predicate
 from trendlake.engine.negation import Negations, max_bound
-from trendlake.engine.query import ANY, CompiledQuery
+from trendlake.engine.query import ANY, CompiledQuery, has_cycle
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared.coefficients import Coefficients, column_dtype
 from trendlake.engine.timeline import window_range
 from trendlake.engine.vertices import VarList, Vertex
 
-__all__ = ["run_group", "supports", "uses_graph", "visited_column"]
+__all__ = ["member_problem", "run_group", "supports", "uses_graph", "visited_column"]
 
 M_KEY, C_KEY = ("M", ""), ("C", "")
 
@@ -75,14 +75,9 @@ def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str
     keys = None
     for q in queries:
         var = shared.get(q.name)
-        if var is None or var not in q.variables or q.variables[var].negated:
-            return f"query {q.name}: no positive shared variable"
-        if q.semantics != ANY:
-            return f"query {q.name}: {q.semantics} is not shared (skip-till-any-match only)"
-        if (q.within, q.slide, q.partition_by) != (first.within, first.slide, first.partition_by):
-            return f"query {q.name}: windows or partitioning differ within the group"
-        if len({q.variables[v].type for v in q.positive}) != len(q.positive):
-            return f"query {q.name}: a type occurs more than once"
+        problem = member_problem(q, var, first)
+        if problem is not None:
+            return problem
         loop = [t for t in q.transitions if t.src == var and t.dst == var]
         if not loop:
             return f"query {q.name}: {var} is not a Kleene sub-pattern"
@@ -106,22 +101,23 @@ def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str
     return None
 
 
+def member_problem(q: CompiledQuery, var: str | None, first: CompiledQuery) -> str | None:
+    """Why query ``q`` cannot share its variable ``var`` in a group with ``first`` (both kinds of
+    kleene group): a positive shared variable, skip-till-any-match, the group's windows and
+    partitioning, every positive type once."""
+    if var is None or var not in q.variables or q.variables[var].negated:
+        return f"query {q.name}: no positive shared variable"
+    if q.semantics != ANY:
+        return f"query {q.name}: {q.semantics} is not shared (skip-till-any-match only)"
+    if (q.within, q.slide, q.partition_by) != (first.within, first.slide, first.partition_by):
+        return f"query {q.name}: windows or partitioning differ within the group"
+    if len({q.variables[v].type for v in q.positive}) != len(q.positive):
+        return f"query {q.name}: a type occurs more than once"
+    return None
+
+
 def _has_cycle(q: CompiledQuery) -> bool:
-    succ: dict[str, list[str]] = {}
-    for t in q.transitions:
-        if t.src != t.dst:
-            succ.setdefault(t.src, []).append(t.dst)
-    state: dict[str, int] = {}
-
-    def visit(v: str) -> bool:
-        state[v] = 1
-        for w in succ.get(v, ()):
-            if state.get(w) == 1 or (w not in state and visit(w)):
-                return True
-        state[v] = 2
-        return False
-
-    return any(v not in state and visit(v) for v in list(succ))
+    return has_cycle((t.src, t.dst) for t in q.transitions)
 
 
 class _Member:
@@ -423,15 +419,7 @@ class _Partition:
                     if m.k_end:
                         total = self.k_total(j, k)
                         if total is not None:
-                            a = _bounded(m.alg, total)
-                            res_j = results.setdefault(j, {})
-                            cur_r = res_j.get(k)
-                            if cur_r is None:
-                                res_j[k] = a
-                            elif m.alg.scalar:
-                                res_j[k] = cur_r + a
-                            else:
-                                m.alg.merge(cur_r, a)
+                            merge_aggs(m.alg, results.setdefault(j, {}), {k: _bounded(m.alg, total)})
 
         for gi, (r, g_hi) in enumerate(bounds):
             t = ts_l[r]
@@ -532,17 +520,11 @@ class _Partition:
                     if not aggs:
                         continue
                     if v in m.q.end:
-                        res_j = results.setdefault(j, {})
-                        for k, a in aggs.items():
-                            if end_bound is not None and end_bound < k * slide + within:
-                                continue  # a trailing NOT matched before this window's end
-                            cur_r = res_j.get(k)
-                            if cur_r is None:
-                                res_j[k] = a if alg.scalar else a.copy()
-                            elif alg.scalar:
-                                res_j[k] = cur_r + a
-                            else:
-                                alg.merge(cur_r, a)
+                        counted = aggs if end_bound is None else {
+                            # a trailing NOT matched before these windows' end
+                            k: a for k, a in aggs.items() if not end_bound < k * slide + within
+                        }
+                        merge_aggs(alg, results.setdefault(j, {}), counted)
                     if m.q.successors[v]:
                         new_v.setdefault(j, []).append(Vertex(t, e_attrs, v, aggs, kmax))
             # commit: this time stamp's vertices become predecessors of later ones

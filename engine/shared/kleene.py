@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 from trendlake.engine.aggregates import CAP, NAN, max_present, min_present, norm, sat, sum_sat
-from trendlake.engine.query import ANY, CompiledQuery
+from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared import graph
 from trendlake.engine.shared.graph import visited_column
@@ -62,18 +62,10 @@ def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str
     ktype = None
     for q in queries:
         var = shared.get(q.name)
-        if var is None or var not in q.variables or q.variables[var].negated:
-            return f"query {q.name}: no positive shared variable"
-        if q.semantics != ANY:
-            return f"query {q.name}: {q.semantics} is not shared (skip-till-any-match only)"
-        if q.negations or q.has_adjacent:
-            return f"query {q.name}: negation and adjacent predicates are not shared"
-        if (q.within, q.slide, q.partition_by) != (first.within, first.slide, first.partition_by):
-            return f"query {q.name}: windows or partitioning differ within the group"
-        if len(q.vars_by_type.get(q.variables[var].type, ())) != 1:
-            return f"query {q.name}: type {q.variables[var].type} occurs more than once"
-        if len({q.variables[v].type for v in q.positive}) != len(q.positive):
-            return f"query {q.name}: a type occurs more than once (aliases)"
+        problem = graph.member_problem(q, var, first)
+        if problem is not None:
+            return problem
+        assert var is not None
         layout = Layout.of(q)
         i = layout.index[var]
         if not layout.ok or layout.rank is None or not layout.selfloop[i]:

@@ -11,7 +11,6 @@ and ``SEQ(A, K+, C)`` 4, with SUM(K.x) = 3 + 1 + 2 + 3 = 9.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,7 @@ from trendlake.optimizer import parse_workload
 from trendlake.optimizer.plan import build_plan
 from trendlake.optimizer.sharing import every_sharable_set
 
-from tests.unit.engine.engine_adapter import run_engine
+from tests.unit.engine.engine_adapter import run_engine, same_rows
 from trendlake import engine
 
 # statistics under which sharing the graph of K pays: K dense, the other types rare
@@ -37,22 +36,6 @@ def _plan(text: str, planner: str = "none", statistics: Any = None) -> dict[str,
 
 def _forced(plan: dict[str, Any]) -> dict[str, Any]:
     return dict(plan, sharing=every_sharable_set(plan["queries"], "static"))
-
-
-def _same(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> bool:
-    if len(got) != len(want):
-        return False
-    for a, b in zip(got, want, strict=True):
-        if a.keys() != b.keys():
-            return False
-        for key in a:
-            x, y = a[key], b[key]
-            if isinstance(x, float) and isinstance(y, float):
-                if not (math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9) or (x != x and y != y)):
-                    return False
-            elif x != y:
-                return False
-    return True
 
 
 def test_worked_example_by_hand() -> None:
@@ -173,7 +156,7 @@ def test_every_sharable_set_shared_equals_each_query_alone(text: str, rows: list
     report: dict[str, SharedStats] = {}
     got = engine.evaluate(shared, table, shared_stats=report)
     want = engine.evaluate(plan, table)
-    assert _same(got, want), (text, rows)
+    assert same_rows(got, want), (text, rows)
     assert sorted(report) == sorted(g["id"] for g in shared["sharing"])
     grouped = sum(len(g["queries"]) for g in shared["sharing"])
     event(f"queries in sharing groups: {min(grouped, 4)}{'+' if grouped >= 4 else ''}")
@@ -187,7 +170,7 @@ def test_long_streams_shared_equals_each_query_alone(text: str, rows: list[dict[
     and move the live ones to the front (``shared.coefficients``)."""
     plan = _plan(text)
     table = engine.table_from_rows(rows)
-    assert _same(engine.evaluate(_forced(plan), table), engine.evaluate(plan, table)), (text, rows)
+    assert same_rows(engine.evaluate(_forced(plan), table), engine.evaluate(plan, table)), (text, rows)
 
 
 @settings(max_examples=60, deadline=None)
@@ -196,7 +179,7 @@ def test_shared_graph_equals_the_two_step_reference(text: str, rows: list[dict[s
     plan = _plan(text)
     got = run_engine(_forced(plan), rows, "auto")
     want = run_engine(plan, rows, "twostep")
-    assert _same(got, want), (text, rows)
+    assert same_rows(got, want), (text, rows)
 
 
 @pytest.mark.parametrize("planner", ["hamlet", "hamlet-static"])
@@ -206,7 +189,7 @@ def test_planned_sharing_equals_each_query_alone(planner: str, text: str, rows: 
     shared = _plan(text, planner=planner, statistics=DENSE_K)
     table = engine.table_from_rows(rows)
     got = engine.evaluate(shared, table)
-    assert _same(got, engine.evaluate(_plan(text), table)), (text, rows)
+    assert same_rows(got, engine.evaluate(_plan(text), table)), (text, rows)
     event(f"planner shares: {bool(shared['sharing'])}")
 
 

@@ -11,7 +11,6 @@ graphlet (times 13-14): 34 * 4 - 4 = 132 and 19 * 4 - 4 = 72.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from trendlake.engine.shared.kleene import SharedStats
 from trendlake.optimizer import parse_workload
 from trendlake.optimizer.plan import build_plan
 
-from tests.unit.engine.engine_adapter import run_engine
+from tests.unit.engine.engine_adapter import run_engine, same_rows
 from trendlake import engine
 
 HAMLET = [1, 1, 3, 2, 2, 2, 2, 1, 1, 3, 3, 3, 2, 2]
@@ -155,22 +154,6 @@ def streams(draw: Any, size: tuple[int, int]) -> list[dict[str, Any]]:
     return rows
 
 
-def _same(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> bool:
-    if len(got) != len(want):
-        return False
-    for a, b in zip(got, want, strict=True):
-        if a.keys() != b.keys():
-            return False
-        for key in a:
-            x, y = a[key], b[key]
-            if isinstance(x, float) and isinstance(y, float):
-                if not (math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9) or (x != x and y != y)):
-                    return False
-            elif x != y:
-                return False
-    return True
-
-
 @pytest.mark.parametrize("planner", ["hamlet", "hamlet-static"])
 @settings(max_examples=100, deadline=None)
 @given(workloads(), streams((25, 60)))
@@ -185,7 +168,7 @@ def test_shared_plan_equals_every_query_alone(planner: str, workload: tuple[str,
     got = engine.evaluate(shared, table, shared_stats=report)
     want = engine.evaluate(alone, table)
     event(f"result rows: {'0' if not want else '1-3' if len(want) < 4 else '4+'}")
-    assert _same(got, want), (text, rows)
+    assert same_rows(got, want), (text, rows)
     # every group of the plan went through the shared executor
     assert sorted(report) == sorted(g["id"] for g in shared["sharing"])
     for g in shared["sharing"]:
@@ -205,7 +188,7 @@ def test_shared_plan_equals_the_two_step_reference(planner: str, workload: tuple
     shared = _plan(text, planner=planner, statistics=DENSE_K)
     got = run_engine(shared, rows, "auto")
     want = run_engine(_plan(text, planner="none"), rows, "twostep")
-    assert _same(got, want), (text, rows)
+    assert same_rows(got, want), (text, rows)
 
 
 @pytest.mark.parametrize("decision", ["static", "dynamic"])
@@ -229,7 +212,7 @@ def test_every_sharable_set_shared_equals_each_query_alone(
     shared = dict(plan, sharing=groups)
     report: dict[str, SharedStats] = {}
     got = engine.evaluate(shared, table, shared_stats=report)
-    assert _same(got, want), (text, rows)
+    assert same_rows(got, want), (text, rows)
     snapshots = sum(r.event_snapshots for r in report.values())
     splits = sum(r.split_bursts for r in report.values())
     if decision == "static":
@@ -332,5 +315,5 @@ def test_float_sums_of_the_shared_type_with_ties(xs: list[float]) -> None:
                         "variables": {"q1": "K", "q2": "K"}, "decision": "static", "parameters": {}}]
     got = run_engine(plan, rows, "auto")
     want = run_engine(_plan(text, planner="none"), rows, "twostep")
-    assert _same(got, want), (got, want)
+    assert same_rows(got, want), (got, want)
     assert {r["query"]: r["COUNT(*)"] for r in got} == {"q1": 26, "q2": 26}  # 3**3 - 1 per side
