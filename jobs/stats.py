@@ -250,9 +250,18 @@ class PredicateCounter:
 
     def __init__(self, specs: list[PredicateSpec]) -> None:
         from trendlake.engine.expr import compile_local, compile_value
+        from trendlake.engine.query import canonical_predicates
 
+        # specs with the same type and predicates (queries repeating a variable's predicates)
+        # are evaluated once: ``same[i]`` is the first spec equal to spec i
         self.by_type: dict[str, list[tuple[int, list[Any], Any]]] = {}
+        first: dict[tuple[str, str], int] = {}
+        self.same: list[int] = []
         for i, s in enumerate(specs):
+            key = (s.event_type, canonical_predicates([s.exprs, sorted(s.required)], {s.variable: "$"}))
+            self.same.append(first.setdefault(key, i))
+            if first[key] != i:
+                continue
             parts = [compile_value(e) for e in s.exprs]
             both = compile_local(s.exprs, s.required)
             self.by_type.setdefault(s.event_type, []).append((i, parts, both))
@@ -285,7 +294,8 @@ class PredicateCounter:
                         self.matched[(i, c)] += 1
 
     def counts(self) -> list[tuple[int, int, int, int]]:
-        return [(i, c, self.events[(i, c)], self.matched[(i, c)]) for (i, c) in sorted(self.events)]
+        return [(i, c, self.events[(self.same[i], c)], self.matched[(self.same[i], c)])
+                for (i, c) in sorted(self.events)]
 
 
 def _predicate_batches(batches: Iterator[Any], specs: list[PredicateSpec]) -> Iterator[Any]:
