@@ -383,9 +383,13 @@ def _cli_runner(s: Strategy, prepared: Prepared, table: Any) -> Callable[[], lis
 def forced_sharing(raw: dict[str, Any], decision: str) -> dict[str, Any]:
     """The unshared plan with every sharable set of its queries as one ``kleene`` group with
     ``decision``: what the shared executor costs, planner aside."""
+    from trendlake.engine.plan import content_hash
     from trendlake.optimizer.sharing import every_sharable_set
 
-    return dict(raw, sharing=every_sharable_set(raw["queries"], decision))
+    plan = dict(raw, sharing=every_sharable_set(raw["queries"], decision))
+    if "content_hash" in plan:  # a plan with groups is another plan: its own content hash
+        plan["content_hash"] = content_hash(plan)
+    return plan
 
 
 def enumeration_paths(prepared: Prepared, events: list[Event]) -> float:
