@@ -147,10 +147,18 @@ def every_sharable_set(entries: list[dict[str, Any]], decision: str = "static") 
     executor itself (the planners decide with ``optimizer.cost``)."""
     groups: list[dict[str, Any]] = []
     taken: set[str] = set()
+    by_name = {e["name"]: e for e in entries}
     for cand in candidates(entries):
         members = {q: v for q, v in cand.variables.items() if q not in taken}
         if len(members) >= 2:
+            first = by_name[next(iter(members))]
+            # a complete group (the plan schema's fields), costs not estimated
             groups.append({"id": f"g{len(groups)}", "kind": "kleene", "queries": list(members),
-                           "variables": members, "decision": decision, "parameters": {"snapshot_cost": 4.0}})
+                           "variables": members, "type": cand.type, "partition_by": list(first["partition_by"]),
+                           "window": dict(first["window"]), "decision": decision,
+                           "snapshots": ["graphlet"] if cand.graph else ["graphlet", "event"],
+                           "parameters": {"snapshot_cost": 4.0},
+                           "estimated_cost": {"shared": 0.0, "non_shared": 0.0},
+                           "template": merged_template(by_name, members)})
             taken.update(members)
     return groups
