@@ -27,7 +27,6 @@ Sizes: smoke 20k events, small 200k, full 2M (4.8 hours of the day); set
 from __future__ import annotations
 
 import gc
-import math
 import shutil
 import statistics
 import tempfile
@@ -36,7 +35,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from benchmarks.experiments.common import OK, Context, forced_sharing
+from benchmarks.experiments.common import OK, Context, forced_sharing, rows_agree
 
 TITLE = "Replay of a shared plan (hamlet) vs each query alone (none), Spark + Delta"
 PAPER = "Hamlet (SIGMOD 2021) §6 through the pipeline (DESIGN §6); no paper figure"
@@ -53,40 +52,24 @@ def _event_count(ctx: Context) -> int:
     return int(float(override)) if override else int(ctx.pick(20_000, 200_000, 2_000_000))
 
 
-def _results(lake_root: Path, plan_raw: dict[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
-    """Every result table's rows as sorted tuples of (group values, window start, aggregates)."""
+def _results(lake_root: Path, plan_raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every result table's rows (group values, window start, aggregates), in one sorted list."""
     from trendlake.jobs.lake import Lake
     from trendlake.jobs.replay import column_name
 
     lake = Lake(lake_root)
-    out = {}
+    out = []
     for q in plan_raw["queries"]:
         table = lake.read_arrow(f"results/{q['name']}")
         rows = []
         for r in (table.to_pylist() if table is not None else []):
-            values = tuple(r[g] for g in q["group_by"]) + (str(r["window_start"]),)
-            aggs = tuple(int(v) if isinstance(v, Decimal) else v for v in (r[column_name(a)] for a in q["aggregates"]))
-            rows.append(values + aggs)
-        out[q["name"]] = sorted(rows, key=repr)
+            row = {"query": q["name"], **{g: r[g] for g in q["group_by"]}, "window_start": str(r["window_start"])}
+            for a in q["aggregates"]:
+                v = r[column_name(a)]
+                row[a["name"]] = int(v) if isinstance(v, Decimal) else v
+            rows.append(row)
+        out += sorted(rows, key=lambda row: repr(list(row.values())))
     return out
-
-
-def _differences(a: dict[str, list[tuple[Any, ...]]], b: dict[str, list[tuple[Any, ...]]]) -> list[dict[str, Any]]:
-    problems = []
-    for name in a:
-        x, y = a[name], b.get(name, [])
-        if len(x) != len(y):
-            problems.append({"query": name, "difference": f"{len(x)} vs {len(y)} rows"})
-            continue
-        for rx, ry in zip(x, y, strict=True):
-            same = len(rx) == len(ry) and all(
-                (math.isclose(u, v, rel_tol=1e-9) if isinstance(u, float) and isinstance(v, float) else u == v)
-                for u, v in zip(rx, ry, strict=True)
-            )
-            if not same:
-                problems.append({"query": name, "difference": f"{rx!r} vs {ry!r}"})
-                break
-    return problems
 
 
 def run(ctx: Context) -> dict[str, Any]:
@@ -152,8 +135,11 @@ def run(ctx: Context) -> dict[str, Any]:
                     results[name] = _results(lake_root, plans[name])
         medians = {k: statistics.median(v) for k, v in times.items()}
         ratio = medians["replay-none"] / medians["replay-hamlet"] if medians["replay-hamlet"] else None
-        disagreements = _differences(results["replay-none"], results["replay-hamlet"])
-        disagreements += _differences(results["replay-none"], results["replay-forced"])
+        disagreements = [
+            {"strategies": ["replay-none", other], "difference": diff}
+            for other in ("replay-hamlet", "replay-forced")
+            if (diff := rows_agree(results["replay-none"], results[other])) is not None
+        ]
         point_facts = {"events": facts["events"], "queries": QUERIES}
         points = [
             {"figure": "replay_shared", "x": facts["events"], "strategy": name, **point_facts, "status": OK,

@@ -289,12 +289,6 @@ class Coefficients:
             for a, vals in self.vals.items():
                 vals.append(attrs.get(a))
 
-    def total(self, k: Key, sid: int) -> Any:
-        """The total of one coefficient over every vertex so far, for snapshot ``sid`` (a minimum
-        or maximum is meaningful where the total of ``M`` is not 0)."""
-        x = self.tot[k][sid - self.c_base]
-        return x.item() if isinstance(x, np.generic) else x
-
     def range_total(self, k: Key, lo_sid: int, hi_sid: int) -> Any:
         """The total of one coefficient over every vertex so far and the snapshots ``lo_sid`` to
         ``hi_sid - 1`` (a minimum or maximum over those where the total of ``M`` is not 0)."""

@@ -49,7 +49,7 @@ from itertools import islice
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import Aggs, Algebra, merge_aggs, results_of
+from trendlake.engine.aggregates import Aggs, Algebra, merge_aggs, results_of, scale
 from trendlake.engine.columns import Event
 from trendlake.engine.expr.vector import NEXT, NoVector, vec_predicate
 from trendlake.engine.negation import Negations, max_bound
@@ -130,7 +130,6 @@ class _Member:
         self.k_start = var in q.start
         self.k_end = var in q.end
         self.into_k = [t.src for t in q.predecessors[var] if t.src != var]
-        self.reads_k = {t.dst for t in q.successors[var] if t.dst != var}
         self.others = [v for v in q.positive if v != var]
         # list layout offsets of what the shared coefficients feed
         self.k_count = [1 + i for i, v in enumerate(alg.count_vars) if v == var]
@@ -145,14 +144,6 @@ class _Member:
             (t.src, t.dst) for t in q.transitions if t.src != var and t.adjacent is None and not t.negations
         }
         self.negated = [v for v, x in q.variables.items() if x.negated]
-        self.tr_negs = {(t.src, t.dst): t.negations for t in q.transitions if t.negations}
-
-
-def _mul(a: Any, b: Any) -> Any:
-    """``a * b`` with 0 winning over NaN (an empty contribution stays empty)."""
-    if a == 0 or b == 0:
-        return 0
-    return a * b
 
 
 def run_group(
@@ -198,10 +189,11 @@ def run_group(
     min_attrs = sorted({a for m in members for _, a in m.k_mins})
     max_attrs = sorted({a for m in members for _, a in m.k_maxs})
     need_c = any(m.k_count for m in members)
-    adj_k, adj_key = None, ""
+    adj_k, adj_exprs = None, None
     for t in first.transitions:
-        if t.src == t.dst == members[0].var:
-            adj_k, adj_key = t.adjacent, t.adjacent_key
+        if t.src == t.dst == members[0].var and t.adjacent is not None:
+            # the predicate as expressions (roles for variables) too, for numpy
+            adj_k, adj_exprs = t.adjacent, json.loads(t.adjacent_key)
     ts_l = ts[idx].tolist()
     kid_l = kid.tolist()
     n = len(ts_l)
@@ -223,7 +215,7 @@ def run_group(
         while hi < n and kid_l[hi] == part:
             hi += 1
         runner = _Partition(
-            members, within, slide, adj_k, exact, need_c, sum_attrs, min_attrs, max_attrs, stats, dtypes, adj_key
+            members, within, slide, adj_k, exact, need_c, sum_attrs, min_attrs, max_attrs, stats, dtypes, adj_exprs
         )
         runner.part_key = part
         results = runner.run(lo, hi, ts_l, kmask, matches, row_attrs, neg_rows)
@@ -242,7 +234,7 @@ class _Partition:
     def __init__(
         self, members: list[_Member], within: int, slide: int, adj_k: Any, exact: bool,
         need_c: bool, sum_attrs: list[str], min_attrs: list[str], max_attrs: list[str], stats: Any,
-        dtypes: dict[str, Any], adj_key: str,
+        dtypes: dict[str, Any], adj_exprs: list[dict[str, Any]] | None,
     ) -> None:
         self.members = members
         self.within, self.slide = within, slide
@@ -251,8 +243,8 @@ class _Partition:
         self.need_c = need_c
         self.sum_attrs, self.min_attrs, self.max_attrs = sum_attrs, min_attrs, max_attrs
         self.stats = stats
-        # the adjacent predicate on K -> K as expressions (roles for variables), for numpy
-        self.adj_exprs: list[dict[str, Any]] | None = json.loads(adj_key) if adj_key else None
+        # the adjacent predicate on K -> K for numpy (None once numpy cannot be exact here)
+        self.adj_exprs = adj_exprs
         self.adj_attrs = sorted(_attrs_of(self.adj_exprs or []))
         self.coef = Coefficients(
             need_c, {a: dtypes[a] for a in sum_attrs}, {a: dtypes[a] for a in min_attrs},
@@ -294,17 +286,17 @@ class _Partition:
             if not tm:
                 continue
             if alg.scalar:
-                total = _mul(tm, b) + (total or 0)
+                total = scale(tm, b) + (total or 0)
                 continue
             c = b[0]
             a = alg.zero.copy()
-            a[0] = _mul(tm, c)
+            a[0] = scale(tm, c)
             for i in m.plain:
-                a[i] = _mul(tm, b[i])
+                a[i] = scale(tm, b[i])
             for i in m.k_count:
-                a[i] = _mul(coef.range_total(C_KEY, lo, hi), c)
+                a[i] = scale(coef.range_total(C_KEY, lo, hi), c)
             for i, attr in m.k_sums:
-                a[i] = _mul(coef.range_total(("A", attr), lo, hi), c)
+                a[i] = scale(coef.range_total(("A", attr), lo, hi), c)
             for i in m.ext:
                 a[i] = b[i]
             for i, attr in m.k_mins:

@@ -7,8 +7,9 @@ table instead of ``Event`` lists), only :func:`run_engine` changes.
 
 from __future__ import annotations
 
-import math
 from typing import Any
+
+from trendlake.engine.results import is_equal
 
 from trendlake import engine
 
@@ -20,18 +21,9 @@ def run_engine(plan: dict[str, Any], rows: list[dict[str, Any]], strategy: str) 
 
 
 def same_rows(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> bool:
-    """Equal result rows, floats to 1e-9 (shared and single-query evaluation add float sums in
-    other orders), NaN equal to NaN."""
-    if len(got) != len(want):
-        return False
-    for a, b in zip(got, want, strict=True):
-        if a.keys() != b.keys():
-            return False
-        for key in a:
-            x, y = a[key], b[key]
-            if isinstance(x, float) and isinstance(y, float):
-                if not (math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9) or (x != x and y != y)):
-                    return False
-            elif x != y:
-                return False
-    return True
+    """Equal result rows (``engine.results.is_equal``: floats to 1e-9, since shared and
+    single-query evaluation add float sums in other orders), NaN equal to NaN."""
+    return len(got) == len(want) and all(
+        a.keys() == b.keys() and all(is_equal(a[k], b[k]) or (a[k] != a[k] and b[k] != b[k]) for k in a)
+        for a, b in zip(got, want, strict=True)
+    )
