@@ -80,7 +80,8 @@ class Types:
         if len(arr) != n:
             raise ValueError(f"types has {len(arr)} entries, ts has {n}")
         self.names = None if names is None else list(names)
-        self.arr = arr.astype(np.int64, copy=False) if names is not None else arr
+        # codes keep their integer width (int8 for a handful of types: 1 byte per event)
+        self.arr = arr.astype(np.int64) if names is not None and arr.dtype.kind not in "iu" else arr
 
     def take(self, order: np.ndarray) -> Types:
         out = Types.__new__(Types)
@@ -100,6 +101,16 @@ class Types:
         if self.names is None:
             return [str(t) for t in self.arr.tolist()]
         return [str(self.names[c]) for c in self.arr.tolist()]
+
+
+def code_dtype(count: int) -> Any:
+    """The narrowest signed integer type holding codes 0..count-1 and -1."""
+    return np.int8 if count < 2**7 else np.int16 if count < 2**15 else np.int32
+
+
+def index_dtype(n: int) -> Any:
+    """Row indexes of a table of ``n`` rows: 4 bytes each below 2**31 rows."""
+    return np.int32 if n < 2**31 else np.int64
 
 
 class Columns:
@@ -132,8 +143,9 @@ class Columns:
             types = types.combine_chunks()
         if not pa.types.is_dictionary(types.type):
             types = pc.dictionary_encode(types)
-        self.type_codes = types.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         self.type_names = [str(t) for t in types.dictionary.to_pylist()]
+        codes = types.indices.to_numpy(zero_copy_only=False)
+        self.type_codes = codes.astype(code_dtype(len(self.type_names)), copy=False)
         self.attr_names = [c for c in table.column_names if c not in RESERVED]
         self._arrays: dict[str, np.ndarray] = {}
         self._numeric: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}

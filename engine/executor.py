@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from trendlake.engine.aggregates import WindowResult, merge_into
-from trendlake.engine.columns import Columns, Types, as_table
+from trendlake.engine.columns import Columns, Types, as_table, index_dtype
 from trendlake.engine.errors import EventFileError
 from trendlake.engine.expr import attributes
 from trendlake.engine.expr.vector import local_mask
@@ -277,16 +277,18 @@ def referenced_attributes(spec: dict[str, Any]) -> set[str]:
 KERNEL_CHUNK = 1 << 18  # events per columnar strategy call (whole partitions, so a chunk may be larger)
 
 
-def partition_chunks(part_of: np.ndarray, size: int) -> list[tuple[int, int]]:
-    """``[lo, hi)`` ranges of a non-decreasing partition id array, about ``size`` long,
-    never splitting a partition."""
-    n = len(part_of)
+def partition_chunks(idx: np.ndarray, kid: np.ndarray, starts: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` ranges of ``idx`` (increasing rows of a key set whose partition of row r
+    is ``kid[r]``, partition p starting at row ``starts[p]``), about ``size`` long, never
+    splitting a partition."""
+    n = len(idx)
     out = []
     lo = 0
     while lo < n:
         hi = min(n, lo + size)
         if hi < n:
-            hi = int(np.searchsorted(part_of, part_of[hi - 1], side="right"))
+            nxt = int(kid[idx[hi - 1]]) + 1  # the first row of the next partition
+            hi = n if nxt >= len(starts) else int(np.searchsorted(idx, starts[nxt], side="left"))
         out.append((lo, hi))
         lo = hi
     return out
@@ -300,13 +302,17 @@ def _stable_key_order(table: Any, keys: Sequence[str]) -> np.ndarray:
     if len(keys) == 1:
         col = table.column(keys[0])
         if pa.types.is_integer(col.type) and col.null_count == 0:
-            return np.argsort(np.asarray(col.to_numpy()), kind="stable").astype(np.int64, copy=False)
+            values = np.asarray(col.to_numpy())
+            lo, hi = (int(values.min()), int(values.max())) if len(values) else (0, 0)
+            if 0 <= lo and hi < 2**16:  # numpy's stable sort of 16-bit keys is a radix sort
+                values = values.astype(np.uint16)
+            return np.argsort(values, kind="stable").astype(index_dtype(len(values)))
     if not keys:
-        return np.arange(table.num_rows, dtype=np.int64)
+        return np.arange(table.num_rows, dtype=index_dtype(table.num_rows))
     # Arrow's sort is stable
     return np.asarray(
         pc.sort_indices(table.select(list(keys)), sort_keys=[(k, "ascending") for k in keys]).to_numpy(),
-        dtype=np.int64,
+        dtype=index_dtype(table.num_rows),
     )
 
 
@@ -325,7 +331,7 @@ class _KeySet:
         self.cols = cols
         self.identity = presorted and bool(present.all())
         if presorted:
-            rows = np.arange(n, dtype=np.int64) if self.identity else np.flatnonzero(present)
+            rows = np.arange(n, dtype=index_dtype(n)) if self.identity else np.flatnonzero(present).astype(index_dtype(n))
         elif cols.time_ordered() and all(k in table.column_names for k in keys):
             # rows already in (ts, seq) order (an event file): a stable sort by the keys
             # alone keeps that order within each partition
@@ -346,7 +352,7 @@ class _KeySet:
                 pc.sort_indices(
                     sort_table, sort_keys=[*sort_keys, ("__ts", "ascending"), ("__seq", "ascending")]
                 ).to_numpy(),
-                dtype=np.int64,
+                dtype=index_dtype(n),
             )
             rows = order[present[order]]
         self.rows = rows
@@ -362,7 +368,9 @@ class _KeySet:
             change = np.zeros(len(rows), dtype=bool)
             if len(rows):
                 change[0] = True
-        self.kid = (np.cumsum(change, dtype=np.int64) - 1).astype(np.int32 if len(rows) < 2**31 else np.int64)
+        kid = np.cumsum(change, dtype=index_dtype(len(rows)))
+        kid -= 1
+        self.kid = kid
         self.starts = np.flatnonzero(change)
         self.nkeys = len(self.starts)
         self._keys = tuple(keys) if sub is not None else None  # key values read on demand
@@ -477,7 +485,7 @@ def _matches(
     keep = ok[ks.kid]
     if query.semantics != CONTIGUOUS:  # an event no variable matches changes nothing
         keep &= np.logical_or.reduce(list(masks.values()))
-    idx = np.flatnonzero(keep)
+    idx = np.flatnonzero(keep).astype(index_dtype(n))
     if not len(idx):
         return None
     return masks, idx, attrs
@@ -491,15 +499,15 @@ def _query_partials(
         return {}
     masks, idx, attrs = matched
     rows = ks.rows
-    part_of = ks.kid[idx]
     positions = [query.partition_by.index(g) for g in query.group_by]
     partials: Partials = {}
 
     if strategy.columnar(query) and strategy.run_partitions is not None:
         # whole partitions at a time, about KERNEL_CHUNK events each: the strategy's
         # per-event arrays then stay small next to the table
-        for lo, hi in partition_chunks(part_of, KERNEL_CHUNK):
-            results = strategy.run_partitions(query, masks, idx[lo:hi], ks.ts, attrs, part_of[lo:hi])
+        for lo, hi in partition_chunks(idx, ks.kid, ks.starts, KERNEL_CHUNK):
+            part_of = ks.kid[idx[lo:hi]]
+            results = strategy.run_partitions(query, masks, idx[lo:hi], ks.ts, attrs, part_of)
             values = ks.values(part for part, _ in results)
             for (part, k), result in results.items():
                 if result.trends:
@@ -508,6 +516,7 @@ def _query_partials(
         return partials
 
     # a row-based strategy per remaining partition, on Event objects of the kept rows
+    part_of = ks.kid[idx]
     events = cols.events(rows[idx])
     cuts = np.flatnonzero(np.diff(part_of)) + 1
     bounds = zip(np.concatenate(([0], cuts)).tolist(), np.append(cuts, len(idx)).tolist(), strict=True)

@@ -17,6 +17,11 @@ import importlib
 import os
 import sys
 
+# Arrow's allocator (mimalloc) otherwise keeps freed pages for a while: ``eval`` frees the
+# file's parse buffers and its temporary index arrays as it goes, and the peak memory of a
+# large file is what a laptop feels. Set before pyarrow loads (it reads it once).
+os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
+
 # module path -> sub-commands it registers (for lazy import)
 COMMANDS: dict[str, tuple[str, ...]] = {
     "trendlake.jobs.eval_cmd": ("eval", "plan"),

@@ -4,7 +4,7 @@ Computes exactly what the two-step reference computes, keeping intermediate
 aggregates at the coarsest granularity the query allows: type-grained
 (one aggregate per variable and window; without negation on the compiled
 kernel, ``kernel.py``), mixed-grained and type-grained with negation (the
-per-time-stamp interpreter, ``coarse.py``), pattern-grained for next-match and
+per-time-stamp driver GRETA runs, with "since" aggregates: ``greta.TimeStampDriver``), pattern-grained for next-match and
 contiguous queries without adjacent predicates or negation (``pattern.py``).
 Event-grained queries are not supported (``supports`` says why). The closed
 forms, the "since" aggregates of negation and the pane handling are described
@@ -20,7 +20,6 @@ import numpy as np
 from trendlake.engine.columns import Columns, Event, Types, as_column, events_from_columns
 from trendlake.engine.query import ANY, CompiledQuery, Unsupported
 from trendlake.engine.results import WindowResult
-from trendlake.engine.strategies.cogra.coarse import Coarse
 from trendlake.engine.strategies.cogra.kernel import run_kernel
 from trendlake.engine.strategies.cogra.layout import Layout
 from trendlake.engine.strategies.cogra.pattern import run_pattern
@@ -29,6 +28,7 @@ from trendlake.engine.strategies.cogra.prepare import (
     prepare_events,
     prepared_from_masks,
 )
+from trendlake.engine.strategies.greta import TimeStampDriver
 
 __all__ = [
     "columnar",
@@ -109,7 +109,7 @@ def run(query: CompiledQuery, events: list[Event]) -> dict[int, WindowResult]:
         return run_kernel(query, layout, prepare_events(query, layout, events))
     if mode == "pattern":
         return run_pattern(query, events)
-    return Coarse.of(query).run(events)
+    return TimeStampDriver.of(query, since=True).run(events)
 
 
 def run_columns(

@@ -227,12 +227,16 @@ def test_many_events_per_time_stamp_equal_the_two_step_reference(text: str, rows
 
 
 @settings(deadline=None)
-@given(sizes=st.lists(st.integers(1, 6), min_size=0, max_size=12), size=st.integers(1, 10))
-def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int) -> None:
+@given(sizes=st.lists(st.integers(1, 6), min_size=0, max_size=12), size=st.integers(1, 10), data=st.data())
+def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int, data: st.DataObject) -> None:
     from trendlake.engine.executor import partition_chunks
 
-    part_of = np.repeat(np.arange(len(sizes)), sizes)
-    chunks = partition_chunks(part_of, size)
+    kid = np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)  # a key set's rows
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64) if sizes else np.zeros(0, np.int64)
+    kept = data.draw(st.lists(st.booleans(), min_size=len(kid), max_size=len(kid)))
+    idx = np.flatnonzero(np.asarray(kept, dtype=bool)).astype(np.int32)  # the rows visited
+    part_of = kid[idx]
+    chunks = partition_chunks(idx, kid, starts, size)
     assert [lo for lo, _ in chunks] == ([0, *[hi for _, hi in chunks[:-1]]] if chunks else [])
     assert (chunks[-1][1] if chunks else 0) == len(part_of)
     for lo, hi in chunks:
