@@ -218,7 +218,13 @@ def finish(plan: Plan, partials: Mapping[str, Partials]) -> list[dict[str, Any]]
 def finish_query(query: CompiledQuery, partials: Partials) -> list[dict[str, Any]]:
     """Result rows (DESIGN §5) of merged partial results, sorted by group and window."""
     rows = []
-    for (group, k), result in partials.items():
+    keys = list(partials)
+    if all(isinstance(v, (int, float)) for group, _ in keys for v in group):
+        keys.sort()  # numbers only: the same order as _sortable's, without a key per row
+    else:
+        keys.sort(key=lambda gk: (tuple(_sortable(v) for v in gk[0]), gk[1]))
+    for group, k in keys:
+        result = partials[(group, k)]
         if not result.trends:
             continue
         start, end = query.window_bounds(k)
@@ -228,7 +234,6 @@ def finish_query(query: CompiledQuery, partials: Partials) -> list[dict[str, Any
         row["window_end"] = end
         row.update(finalize(query, result))
         rows.append(row)
-    rows.sort(key=lambda r: (tuple(_sortable(r.get(g)) for g in query.group_by), r["window_start"]))
     return rows
 
 

@@ -113,7 +113,18 @@ def _has_hex_prefix(path: Path) -> bool:
         if fh.seek(0, 2) == 0:
             return False
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return data.find(b"0x") >= 0 or data.find(b"0X") >= 0
+            for x in (b"x", b"X"):  # a one-byte search is memchr: look at the few x's
+                pos, seen = data.find(x, 1), 0
+                while pos >= 0:
+                    if data[pos - 1] == 0x30:  # "0"
+                        return True
+                    seen += 1
+                    if seen > 64:  # text full of x's: one search for the pair
+                        if data.find(b"0" + x) >= 0:
+                            return True
+                        break
+                    pos = data.find(x, pos + 1)
+    return False
 
 
 def _read_csv_stream(path: Path, header: list[str], want: dict[str, str]) -> Any | None:
