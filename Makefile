@@ -21,11 +21,14 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/trendlake demo
 
+# the fast tier on both cores (pytest-xdist), then the Spark / Airflow tier in one process
+# (its session-scoped SparkSession and sample lake are built once)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n 2 tests/unit
+	$(BIN)/python -m pytest -q tests/integration
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q tests/unit
+	$(BIN)/python -m pytest -q -n 2 tests/unit
 
 # mutation score of engine/ and optimizer/analysis.py (not part of `make test`; see docs/testing.md)
 SAMPLE ?= 5

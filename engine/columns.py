@@ -139,13 +139,26 @@ class Columns:
         else:
             self._seq = None  # row order: made only when needed
         types = table.column("type")
-        if isinstance(types, pa.ChunkedArray):
+        if isinstance(types, pa.ChunkedArray) and pa.types.is_dictionary(types.type):
             types = types.combine_chunks()
-        if not pa.types.is_dictionary(types.type):
-            types = pc.dictionary_encode(types)
-        self.type_names = [str(t) for t in types.dictionary.to_pylist()]
-        codes = types.indices.to_numpy(zero_copy_only=False)
-        self.type_codes = codes.astype(code_dtype(len(self.type_names)), copy=False)
+        if isinstance(types, pa.Array) and pa.types.is_dictionary(types.type):
+            self.type_names = [str(t) for t in types.dictionary.to_pylist()]
+            codes = types.indices.to_numpy(zero_copy_only=False)
+            self.type_codes = codes.astype(code_dtype(len(self.type_names)), copy=False)
+        else:
+            # chunk by chunk: never a second copy of the type strings
+            if types.null_count:
+                raise EventFileError("the events have a missing value in the 'type' column")
+            chunks = types.chunks if isinstance(types, pa.ChunkedArray) else [types]
+            names = pc.unique(types)
+            self.type_names = [str(t) for t in names.to_pylist()]
+            dtype = code_dtype(len(self.type_names))
+            self.type_codes = np.empty(self.n, dtype=dtype)
+            at = 0
+            for chunk in chunks:
+                codes = pc.index_in(chunk, value_set=names).to_numpy(zero_copy_only=False)
+                self.type_codes[at : at + len(chunk)] = codes
+                at += len(chunk)
         self.attr_names = [c for c in table.column_names if c not in RESERVED]
         self._arrays: dict[str, np.ndarray] = {}
         self._numeric: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}

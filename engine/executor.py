@@ -176,7 +176,7 @@ def _group_partials(
     module = kind_module(group["kind"])
     assert module is not None
     results = module.run_group(
-        members, group["variables"], masks, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.kid[idx], stats, group
+        members, group["variables"], masks, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.part_of(idx), stats, group
     )
     if stats is not None and getattr(stats, "per_window", None):
         # per-window records name the partition by its key values, not the executor's id
@@ -282,25 +282,27 @@ def referenced_attributes(spec: dict[str, Any]) -> set[str]:
 KERNEL_CHUNK = 1 << 18  # events per columnar strategy call (whole partitions, so a chunk may be larger)
 
 
-def partition_chunks(idx: np.ndarray, kid: np.ndarray, starts: np.ndarray, size: int) -> list[tuple[int, int]]:
-    """``[lo, hi)`` ranges of ``idx`` (increasing rows of a key set whose partition of row r
-    is ``kid[r]``, partition p starting at row ``starts[p]``), about ``size`` long, never
-    splitting a partition."""
+def partition_chunks(idx: np.ndarray, starts: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` ranges of ``idx`` (increasing rows of a key set whose partition p starts
+    at row ``starts[p]``), about ``size`` long, never splitting a partition."""
     n = len(idx)
     out = []
     lo = 0
     while lo < n:
         hi = min(n, lo + size)
         if hi < n:
-            nxt = int(kid[idx[hi - 1]]) + 1  # the first row of the next partition
-            hi = n if nxt >= len(starts) else int(np.searchsorted(idx, starts[nxt], side="left"))
+            nxt = int(np.searchsorted(starts, idx[hi - 1], side="right"))  # the next partition
+            # the value in idx's own type: numpy would otherwise search a converted copy of idx
+            hi = n if nxt >= len(starts) else int(np.searchsorted(idx, idx.dtype.type(starts[nxt]), side="left"))
         out.append((lo, hi))
         lo = hi
     return out
 
 
-def _stable_key_order(table: Any, keys: Sequence[str]) -> np.ndarray:
-    """Row order by ``keys`` (nulls last), equal keys in table order."""
+def _stable_key_order(table: Any, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray | None]:
+    """Row order by ``keys`` (nulls last), equal keys in table order; for one integer key
+    without nulls also its values in that order (the partition runs, without a gather of
+    the column by Arrow)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -311,14 +313,13 @@ def _stable_key_order(table: Any, keys: Sequence[str]) -> np.ndarray:
             lo, hi = (int(values.min()), int(values.max())) if len(values) else (0, 0)
             if 0 <= lo and hi < 2**16:  # numpy's stable sort of 16-bit keys is a radix sort
                 values = values.astype(np.uint16)
-            return np.argsort(values, kind="stable").astype(index_dtype(len(values)))
+            order = np.argsort(values, kind="stable").astype(index_dtype(len(values)))
+            return order, values[order]
     if not keys:
-        return np.arange(table.num_rows, dtype=index_dtype(table.num_rows))
+        return np.arange(table.num_rows, dtype=index_dtype(table.num_rows)), None
     # Arrow's sort is stable
-    return np.asarray(
-        pc.sort_indices(table.select(list(keys)), sort_keys=[(k, "ascending") for k in keys]).to_numpy(),
-        dtype=index_dtype(table.num_rows),
-    )
+    order = pc.sort_indices(table.select(list(keys)), sort_keys=[(k, "ascending") for k in keys])
+    return np.asarray(order.to_numpy(), dtype=index_dtype(table.num_rows)), None
 
 
 class _KeySet:
@@ -335,12 +336,13 @@ class _KeySet:
             present &= cols.present(k)  # no value (NULL rule): in no partition
         self.cols = cols
         self.identity = presorted and bool(present.all())
+        sorted_keys = None  # one integer key's values over ``rows``, when the sort made them
         if presorted:
             rows = np.arange(n, dtype=index_dtype(n)) if self.identity else np.flatnonzero(present).astype(index_dtype(n))
         elif cols.time_ordered() and all(k in table.column_names for k in keys):
             # rows already in (ts, seq) order (an event file): a stable sort by the keys
             # alone keeps that order within each partition
-            order = _stable_key_order(table, keys)
+            order, sorted_keys = _stable_key_order(table, keys)
             rows = order if present.all() else order[present[order]]
             del order
         else:
@@ -363,22 +365,25 @@ class _KeySet:
         self.rows = rows
         self.ts = cols.ts if self.identity else cols.ts[rows]
         self.type_codes = cols.type_codes if self.identity else cols.type_codes[rows]
-        if keys and len(rows):
+        if keys and len(rows) and sorted_keys is not None and len(sorted_keys) == len(rows):
+            change = np.empty(len(rows), dtype=bool)
+            change[0] = True
+            np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=change[1:])
+            del sorted_keys
+        elif keys and len(rows):
             sub = table.select(list(keys))
             if not self.identity:
                 sub = sub.take(pa.array(rows))
             change = key_runs(sub, keys)
+            del sub
         else:
-            sub = None
             change = np.zeros(len(rows), dtype=bool)
             if len(rows):
                 change[0] = True
-        kid = np.cumsum(change, dtype=index_dtype(len(rows)))
-        kid -= 1
-        self.kid = kid
         self.starts = np.flatnonzero(change)
         self.nkeys = len(self.starts)
-        self._keys = tuple(keys) if sub is not None else None  # key values read on demand
+        self._keys = tuple(keys) if keys and len(rows) else None  # key values read on demand
+        self._kid: np.ndarray | None = None
         self._values: dict[int, tuple[Any, ...]] = {}
         self._attrs: dict[str, np.ndarray] = {}
         self._nums: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
@@ -390,6 +395,23 @@ class _KeySet:
                     f"table is not sorted by ({', '.join(keys)}, ts) as promised: "
                     f"row {int(rows[1 + int(np.flatnonzero(back)[0])])} goes back in time"
                 )
+
+    @property
+    def kid(self) -> np.ndarray:
+        """The partition id of each of ``rows`` (made on first use: 4 bytes per row)."""
+        if self._kid is None:
+            self._kid = self.part_of(np.arange(len(self.rows), dtype=index_dtype(len(self.rows))))
+        return self._kid
+
+    def part_of(self, positions: np.ndarray) -> np.ndarray:
+        """The partition ids of the given positions into ``rows`` (increasing or not)."""
+        out = np.searchsorted(self.starts, positions, side="right")
+        out -= 1
+        return out.astype(index_dtype(len(self.rows)), copy=False)
+
+    def sizes(self) -> np.ndarray:
+        """Rows per partition."""
+        return np.diff(np.append(self.starts, len(self.rows)))
 
     def attr(self, name: str) -> np.ndarray:
         """An attribute column over ``rows``."""
@@ -487,13 +509,27 @@ def _matches(
     ok &= present_in(np.logical_or.reduce([masks[v] for v in query.end]))
     for v in mandatory_variables(query):
         ok &= present_in(masks[v])
-    keep = ok[ks.kid]
+    keep = np.repeat(ok, ks.sizes())
     if query.semantics != CONTIGUOUS:  # an event no variable matches changes nothing
         keep &= np.logical_or.reduce(list(masks.values()))
-    idx = np.flatnonzero(keep).astype(index_dtype(n))
+    idx = _positions(keep)
     if not len(idx):
         return None
     return masks, idx, attrs
+
+
+def _positions(mask: np.ndarray, block: int = 1 << 20) -> np.ndarray:
+    """``np.flatnonzero(mask)`` in 4-byte indexes (below 2**31 rows), made block by block:
+    never the 8-byte array of every position besides."""
+    dtype = index_dtype(len(mask))
+    out = np.empty(int(np.count_nonzero(mask)), dtype=dtype)
+    at = 0
+    for lo in range(0, len(mask), block):
+        hits = np.flatnonzero(mask[lo : lo + block])
+        hits += lo
+        out[at : at + len(hits)] = hits
+        at += len(hits)
+    return out
 
 
 def _query_partials(
@@ -510,8 +546,8 @@ def _query_partials(
     if strategy.columnar(query) and strategy.run_partitions is not None:
         # whole partitions at a time, about KERNEL_CHUNK events each: the strategy's
         # per-event arrays then stay small next to the table
-        for lo, hi in partition_chunks(idx, ks.kid, ks.starts, KERNEL_CHUNK):
-            part_of = ks.kid[idx[lo:hi]]
+        for lo, hi in partition_chunks(idx, ks.starts, KERNEL_CHUNK):
+            part_of = ks.part_of(idx[lo:hi])
             results = strategy.run_partitions(query, masks, idx[lo:hi], ks.ts, attrs, part_of)
             values = ks.values(part for part, _ in results)
             for (part, k), result in results.items():
@@ -521,7 +557,7 @@ def _query_partials(
         return partials
 
     # a row-based strategy per remaining partition, on Event objects of the kept rows
-    part_of = ks.kid[idx]
+    part_of = ks.part_of(idx)
     events = cols.events(rows[idx])
     cuts = np.flatnonzero(np.diff(part_of)) + 1
     bounds = zip(np.concatenate(([0], cuts)).tolist(), np.append(cuts, len(idx)).tolist(), strict=True)

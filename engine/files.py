@@ -414,6 +414,10 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
             columns[name] = _inferred(raw.column(name), name, where)
             raw = raw.drop_columns([name])
     del raw
+    for name, col in columns.items():  # one column at a time: contiguous, as the engine reads it
+        if isinstance(col, pa.ChunkedArray) and col.num_chunks > 1:
+            columns[name] = col.combine_chunks()
+            del col
     table = pa.table(columns) if n else pa.table({k: v.slice(0, 0) for k, v in columns.items()})
     pa.default_memory_pool().release_unused()  # the raw text's memory back to the system
     return table
@@ -443,6 +447,8 @@ def _inferred(col: Any, name: str, where: Callable[[int], str]) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if pa.types.is_int64(col.type):
+        return col  # as it is, chunks and all: an int64 column already is what the rules give
     col = types._combined(col)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()

@@ -322,6 +322,10 @@ def parse_time(arr: Any, unit: str = DEFAULT_TIME_UNIT, name: str = "ts") -> Typ
     import pyarrow.compute as pc
 
     unit = check_time_unit(unit)
+    if pa.types.is_integer(arr.type) and not pa.types.is_uint64(arr.type):
+        fast = _integer_times(arr, unit)  # chunk by chunk, before any copy
+        if fast is not None:
+            return fast
     arr = _combined(arr)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
@@ -344,16 +348,6 @@ def parse_time(arr: Any, unit: str = DEFAULT_TIME_UNIT, name: str = "ts") -> Typ
         present = valid
         _range_check(us, ok, reasons, lambda i: _iso_range_reason(name, arr, i, us))
         return _timed(us, ok, present, reasons, name, arr)
-    if pa.types.is_integer(arr.type) and not pa.types.is_uint64(arr.type):
-        # fast path, exact and without temporaries: every value within range
-        factor = TIME_UNITS[unit]
-        lowest, highest = pc.min_max(arr).values()
-        lo_ok = -(-MIN_US // factor)  # the smallest integer whose time is >= MIN_US
-        hi_ok = -(-MAX_US // factor)  # the smallest integer whose time is >= MAX_US
-        if lowest.as_py() is None or (lo_ok <= lowest.as_py() and highest.as_py() < hi_ok):
-            us_arr = pc.multiply(arr.cast(pa.int64()), pa.scalar(factor, pa.int64()))
-            none = np.zeros(n, dtype=bool)
-            return Typed(us_arr, none, _no_reason)
     if pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
         present = _np_bool(arr.is_valid())
         if pa.types.is_floating(arr.type):
@@ -532,6 +526,22 @@ def cast_value(value: Any, kind: str) -> Any:
     if typed.bad[0]:
         raise TypingError(typed.reason_of(0))
     return typed.values[0].as_py()
+
+
+def _integer_times(arr: Any, unit: str) -> Typed | None:
+    """Fast path of integer times, exact and without temporaries (a chunked column stays
+    chunked): every value within range, else None (the full rules give the reasons)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    factor = TIME_UNITS[unit]
+    lowest, highest = pc.min_max(arr).values()
+    lo_ok = -(-MIN_US // factor)  # the smallest integer whose time is >= MIN_US
+    hi_ok = -(-MAX_US // factor)  # the smallest integer whose time is >= MAX_US
+    if lowest.as_py() is None or (lo_ok <= lowest.as_py() and highest.as_py() < hi_ok):
+        us_arr = pc.multiply(arr.cast(pa.int64()), pa.scalar(factor, pa.int64()))
+        return Typed(us_arr, np.zeros(len(arr), dtype=bool), _no_reason)
+    return None
 
 
 def parse_time_value(value: Any, unit: str = DEFAULT_TIME_UNIT, name: str = "ts") -> int | None:

@@ -65,9 +65,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if getattr(session.config, "_trendlake_only_unit", False):
-        loaded = [m for m in HEAVY if m in sys.modules]
-        if loaded:
-            print(f"\nfast tier imported {', '.join(loaded)}: unit tests must not need the pipeline stack",
-                  file=sys.stderr)
-            session.exitstatus = 1
+    config = session.config
+    loaded = [m for m in HEAVY if m in sys.modules] if getattr(config, "_trendlake_only_unit", False) else []
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: the controller reports it
+        workeroutput["trendlake_heavy"] = loaded
+        return
+    loaded = sorted(set(loaded) | set(getattr(config, "_trendlake_worker_heavy", ())))
+    if loaded:
+        print(f"\nfast tier imported {', '.join(loaded)}: unit tests must not need the pipeline stack",
+              file=sys.stderr)
+        session.exitstatus = 1
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """pytest-xdist controller: a worker of a fast-tier run imported the pipeline stack."""
+    heavy = getattr(node, "workeroutput", {}).get("trendlake_heavy", [])
+    config = getattr(node, "config", None)
+    if heavy and config is not None:
+        config._trendlake_worker_heavy = [*getattr(config, "_trendlake_worker_heavy", ()), *heavy]

@@ -236,7 +236,7 @@ def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int, dat
     kept = data.draw(st.lists(st.booleans(), min_size=len(kid), max_size=len(kid)))
     idx = np.flatnonzero(np.asarray(kept, dtype=bool)).astype(np.int32)  # the rows visited
     part_of = kid[idx]
-    chunks = partition_chunks(idx, kid, starts, size)
+    chunks = partition_chunks(idx, starts, size)
     assert [lo for lo, _ in chunks] == ([0, *[hi for _, hi in chunks[:-1]]] if chunks else [])
     assert (chunks[-1][1] if chunks else 0) == len(part_of)
     for lo, hi in chunks:
