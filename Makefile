@@ -21,11 +21,11 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/trendlake demo
 
-# the fast tier on both cores (pytest-xdist), then the Spark / Airflow tier in one process
-# (its session-scoped SparkSession and sample lake are built once)
+# both tiers on both cores (pytest-xdist); the integration tier by file, so that a file's
+# tests share their worker's SparkSession and sample lake
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit
-	$(BIN)/python -m pytest -q tests/integration
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests/integration
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit
