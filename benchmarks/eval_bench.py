@@ -104,14 +104,23 @@ def _timed(fn: Any, repeat: int) -> tuple[float, list[float], Any]:
 
 
 def peak_rss_of_eval(workload: Path, path: Path) -> dict[str, Any]:
-    """Run ``trendlake eval`` in a subprocess; its peak RSS (``ru_maxrss`` of the child)."""
+    """Run ``trendlake eval`` in a subprocess; its peak RSS: ``VmHWM`` of the child's own
+    memory (Linux), else ``ru_maxrss``, which on Linux also holds the forked copy of this
+    process from before the child's exec (a parent holding a large table inflates it)."""
     code = (
         "import resource, sys, time\n"
         "from trendlake.jobs.cli import main\n"
         "t = time.perf_counter()\n"
         "rc = main(['eval', sys.argv[1], '--events', sys.argv[2]])\n"
         "sys.stdout.flush()\n"
-        "print(f'@@ {rc} {time.perf_counter() - t} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr)\n"
+        "kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith('VmHWM:'):\n"
+        "            kib = int(line.split()[1])\n"
+        "except OSError:\n"
+        "    pass\n"
+        "print(f'@@ {rc} {time.perf_counter() - t} {kib}', file=sys.stderr)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code, str(workload), str(path)],
                           capture_output=True, text=True, check=False)
