@@ -22,10 +22,13 @@ from hypothesis import strategies as st
 
 from tests.oracle import TooManyTrends, evaluate
 from tests.unit.engine.engine_adapter import run_engine
-from tests.unit.engine.test_oracle_differential import same_rows
-from trendlake import engine, optimizer
+from tests.unit.engine.oracle_checks import (
+    STRATEGIES,
+    assert_distribution,
+    assert_every_strategy_equals,
+)
+from trendlake import optimizer
 
-STRATEGIES = ("auto", *sorted(engine.STRATEGIES))
 SEMANTICS = ("skip-till-any-match", "skip-till-any-match", "skip-till-next-match", "contiguous")
 # positive cores: (pattern text, types of a START variable, types of an END variable)
 CORES = (
@@ -111,29 +114,16 @@ def check_all(case: tuple[str, list[dict[str, Any]], list[dict[str, Any]], str])
         return
     STATS["cases"] += 1
     STATS["with a trend"] += bool(want)
-    for strategy in STRATEGIES:
-        try:
-            got = run_engine(plan, rows, strategy)
-        except engine.Unsupported:
-            # COGRA declines next-match and contiguous queries with negation (event-grained)
-            assert strategy == "cogra" and "any-match" not in text, f"{strategy} declined {text}"
-            continue
-        assert same_rows(got, want), (
-            f"{strategy} differs from the oracle ({side} NOT on a window boundary)\n"
-            f"{text}\nrows={rows}\ngot  {got}\nwant {want}"
-        )
+    # COGRA declines next-match and contiguous queries with negation (event-grained)
+    assert_every_strategy_equals(plan, rows, want, f"{text} ({side} NOT on a window boundary)",
+                                 may_decline=lambda strategy: strategy == "cogra" and "any-match" not in text)
 
 
 def test_not_match_on_a_window_boundary() -> None:
     STATS.clear()
     check_all()
-    n = STATS["cases"]
-    report = ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
-    print(f"\nNOT on window boundaries: {report}")
-    assert n >= 100, report
-    assert STATS["oracle budget exceeded"] <= 0.05 * n, report
-    assert STATS["with a trend"] >= 0.6 * n, report
-    assert STATS["boundary decides"] >= n / 3, report
+    assert_distribution(STATS, "NOT on window boundaries", cases=100,
+                        shares={"with a trend": 0.6, "boundary decides": 1 / 3})
 
 
 def test_leading_not_at_a_window_start_blocks_that_window() -> None:

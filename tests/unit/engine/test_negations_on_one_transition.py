@@ -16,11 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import TooManyTrends, evaluate
-from tests.unit.engine.engine_adapter import run_engine
-from tests.unit.engine.test_oracle_differential import same_rows
-from trendlake import engine, optimizer
+from tests.unit.engine.oracle_checks import assert_distribution, assert_every_strategy_equals
+from trendlake import optimizer
 
-STRATEGIES = ("auto", *sorted(engine.STRATEGIES))
 # (pattern, the same with its second NOT on the transition left out, the stream's types)
 PATTERNS = (
     ("SEQ(A+, NOT N, NOT M, B)", "SEQ(A+, NOT N, B)", "AAABBNM"),
@@ -66,18 +64,11 @@ def check_all(case: tuple[str, str, list[dict[str, Any]]]) -> None:
         return
     STATS["cases"] += 1
     STATS["with a trend"] += bool(want)
-    for strategy in STRATEGIES:
-        got = run_engine(plan, rows, strategy)
-        assert same_rows(got, want), f"{strategy} differs from the oracle\n{text}\nrows={rows}\ngot  {got}\nwant {want}"
+    assert_every_strategy_equals(plan, rows, want, text)
 
 
 def test_several_nots_on_one_transition_equal_the_oracle() -> None:
     STATS.clear()
     check_all()
-    n = STATS["cases"]
-    report = ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
-    print(f"\nseveral NOTs on one transition: {report}")
-    assert n >= 150, report
-    assert STATS["oracle budget exceeded"] <= 0.05 * n, report
-    assert STATS["with a trend"] >= 0.15 * n, report
-    assert STATS["both negations matter"] >= 0.02 * n, report
+    assert_distribution(STATS, "several NOTs on one transition", cases=150,
+                        shares={"with a trend": 0.15, "both negations matter": 0.02})

@@ -23,10 +23,13 @@ from hypothesis import strategies as st
 
 from tests.oracle import TooManyTrends, evaluate
 from tests.unit.engine.engine_adapter import run_engine
-from tests.unit.engine.test_oracle_differential import same_rows
-from trendlake import engine, optimizer
+from tests.unit.engine.oracle_checks import (
+    STRATEGIES,
+    assert_distribution,
+    assert_every_strategy_equals,
+)
+from trendlake import optimizer
 
-STRATEGIES = ("auto", *sorted(engine.STRATEGIES))
 PATTERNS = (
     "A+",
     "SEQ(A, B)",
@@ -88,21 +91,14 @@ def check_all(case: tuple[str, str, list[dict[str, Any]]]) -> None:
         return
     STATS["cases"] += 1
     STATS["with a trend"] += bool(want)
-    for strategy in STRATEGIES:
-        got = run_engine(plan, rows, strategy)  # pattern-grained: COGRA may not decline
-        assert same_rows(got, want), f"{strategy} differs from the oracle\n{text}\nrows={rows}\ngot  {got}\nwant {want}"
+    assert_every_strategy_equals(plan, rows, want, text)  # pattern-grained: COGRA may not decline
 
 
 def test_pattern_grained_queries_equal_the_oracle() -> None:
     STATS.clear()
     check_all()
-    n = STATS["cases"]
-    report = ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
-    print(f"\nnext-match / contiguous without predicates: {report}")
-    assert n >= 100, report
-    assert STATS["oracle budget exceeded"] <= 0.05 * n, report
-    assert STATS["with a trend"] >= 0.6 * n, report
-    assert STATS["next rule decides"] >= 0.25 * n, report
+    assert_distribution(STATS, "next-match / contiguous without predicates", cases=100,
+                        shares={"with a trend": 0.6, "next rule decides": 0.25})
 
 
 def test_next_match_closes_a_trend_end_at_its_first_follower() -> None:
