@@ -343,7 +343,10 @@ class _KeySet:
             # rows already in (ts, seq) order (an event file): a stable sort by the keys
             # alone keeps that order within each partition
             order, sorted_keys = _stable_key_order(table, keys)
-            rows = order if present.all() else order[present[order]]
+            if not present.all():
+                rows, sorted_keys = order[present[order]], None
+            else:
+                rows = order
             del order
         else:
             order_keys = [(k, "ascending") for k in keys]
@@ -365,7 +368,7 @@ class _KeySet:
         self.rows = rows
         self.ts = cols.ts if self.identity else cols.ts[rows]
         self.type_codes = cols.type_codes if self.identity else cols.type_codes[rows]
-        if keys and len(rows) and sorted_keys is not None and len(sorted_keys) == len(rows):
+        if keys and len(rows) and sorted_keys is not None:
             change = np.empty(len(rows), dtype=bool)
             change[0] = True
             np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=change[1:])
@@ -383,7 +386,6 @@ class _KeySet:
         self.starts = np.flatnonzero(change)
         self.nkeys = len(self.starts)
         self._keys = tuple(keys) if keys and len(rows) else None  # key values read on demand
-        self._kid: np.ndarray | None = None
         self._values: dict[int, tuple[Any, ...]] = {}
         self._attrs: dict[str, np.ndarray] = {}
         self._nums: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
@@ -395,13 +397,6 @@ class _KeySet:
                     f"table is not sorted by ({', '.join(keys)}, ts) as promised: "
                     f"row {int(rows[1 + int(np.flatnonzero(back)[0])])} goes back in time"
                 )
-
-    @property
-    def kid(self) -> np.ndarray:
-        """The partition id of each of ``rows`` (made on first use: 4 bytes per row)."""
-        if self._kid is None:
-            self._kid = self.part_of(np.arange(len(self.rows), dtype=index_dtype(len(self.rows))))
-        return self._kid
 
     def part_of(self, positions: np.ndarray) -> np.ndarray:
         """The partition ids of the given positions into ``rows`` (increasing or not)."""

@@ -85,8 +85,8 @@ def _read_csv_inferred(path: Path, header: list[str]) -> Any:
     rules. A column pyarrow reads as ``int64`` holds ``[ \t]*-?digits[ \t]*`` (or hex,
     refused before: ``_has_hex_prefix``), which the rules read as the same integer; the
     event type and every column of another inferred type (booleans, floats, times, all
-    empty) are read again as text and typed by the rules. Half the memory and time of
-    reading integers as text."""
+    empty) are read again as text and typed by the rules. Integers then never exist as text
+    (benchmarks/README.md, "eval")."""
     import pyarrow as pa
 
     want = {name: "text" if name == "type" else "infer" for name in header}
@@ -130,21 +130,16 @@ def _has_hex_prefix(path: Path) -> bool:
 def _read_csv_stream(path: Path, header: list[str], want: dict[str, str]) -> Any | None:
     """``_read_csv_columns`` block by block (a large file: the memory is the table and one
     block, not the whole text besides); None when a later block does not fit the types
-    inferred from the first (the caller reads the whole file instead)."""
+    inferred from the first, or when the file cannot be read (the caller reads the whole
+    file instead, and says what is wrong with it)."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     invalid: list[Any] = []
-    options = _csv_options(header, want, invalid)
     try:
-        reader = pcsv.open_csv(path, **options)
-        table = reader.read_all()
-    except pa.ArrowInvalid as err:
-        if "conversion error" in str(err):
-            return None
-        raise EventFileError(f"{path}: not a readable CSV file: {_first_line(err)}") from None
-    except UnicodeDecodeError as err:
-        raise EventFileError(f"{path}: not UTF-8 text ({err.reason})") from None
+        table = pcsv.open_csv(path, **_csv_options(header, want, invalid)).read_all()
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
     _raise_invalid(path, header, invalid)
     return table
 

@@ -116,11 +116,11 @@ class TimeStampDriver:
 
         lists = {v: VarList() for v in self.list_vars}  # any-match
         totals: dict[str, Aggs] = {v: {} for v in self.total_vars}  # any-match
-        since: dict[tuple[str, int], list[Aggs]] = {
+        since_aggs: dict[tuple[str, int], list[Aggs]] = {
             (v, n): [{} for _ in q.negations[n]] for v, n in self.since_keys
         }
         since_by_var: dict[str, list[list[Aggs]]] = {}
-        for (v, _), lst in since.items():
+        for (v, _), lst in since_aggs.items():
             since_by_var.setdefault(v, []).append(lst)
         open_: dict[str, list[Vertex]] = {v: [] for v in self.has_succ}  # next-match
         prev: dict[str, list[Vertex]] = {}  # contiguous: vertices of the previous time stamp
@@ -147,7 +147,7 @@ class TimeStampDriver:
                 if aggs and min(aggs) < kmin:
                     for k in [k for k in aggs if k < kmin]:
                         del aggs[k]
-            for lst in since.values():
+            for lst in since_aggs.values():
                 for aggs in lst:
                     if aggs and min(aggs) < kmin:
                         for k in [k for k in aggs if k < kmin]:
@@ -179,7 +179,7 @@ class TimeStampDriver:
                                 b = latest[n]
                                 if b is not None and (nb is None or b > nb):
                                     n_best, nb = n, b
-                            alg.add_into(acc, totals[src] if n_best is None else since[(src, n_best)][-1], kmin)
+                            alg.add_into(acc, totals[src] if n_best is None else since_aggs[(src, n_best)][-1], kmin)
                             continue
                         adjacent = tr.adjacent
                         bound = bounds.get(key)
@@ -250,20 +250,20 @@ class TimeStampDriver:
                     prev.setdefault(v.var, []).append(v)
             # negation matches advanced by the group: "since" aggregates follow their prefixes
             advanced = negs.advance(t, group)
-            if since:  # a since driver with negated transitions
-                self._follow(advanced, since, new, kmin)
+            if since_aggs:  # a since driver with negated transitions
+                self._follow(advanced, since_aggs, new, kmin)
 
         return results_of(alg, results)
 
     def _follow(
-        self, advanced: dict[int, list[int]], since: dict[tuple[str, int], list[Aggs]], new: list[Vertex], kmin: int
+        self, advanced: dict[int, list[int]], since_aggs: dict[tuple[str, int], list[Aggs]], new: list[Vertex], kmin: int
     ) -> None:
         """Prefix j of negation n took prefix j-1's latest start: its since aggregate does too;
         prefix 0 started at this group, so it holds only the group's own vertices."""
         alg = self.alg
         for n, prefixes in advanced.items():
             for j in prefixes:  # descending: lst[j - 1] is still the old value
-                for (sv, sn), lst in since.items():
+                for (sv, sn), lst in since_aggs.items():
                     if sn != n:
                         continue
                     if j == 0:
