@@ -3,9 +3,12 @@
 ``optimizer/`` -> ``trendlake.optimizer`` and so on (``package_dir``), so the
 checkout keeps the design card's top level while nothing is installed under a
 generic name. ``dags/``, ``tests/`` and ``benchmarks/`` are not installed.
+
+One C extension, COGRA's count kernel, is built where a compiler is at hand; without
+it the engine runs the same computation in Python.
 """
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 FOLDERS = ("optimizer", "engine", "jobs", "datagen", "schemas")
 
@@ -23,4 +26,14 @@ setup(
         "trendlake.schemas": ["*.json", "streams/*.json", "workloads/*.etq", "workloads/*.md", "suites/*.json"],
         "trendlake.optimizer": ["*.lark"],
     },
+    # COGRA's compiled count kernel: optional, the engine falls back to its Python kernel
+    # where no C compiler is at hand (docs/engine.md, "COGRA")
+    ext_modules=[
+        Extension(
+            "trendlake.engine.strategies.cogra._steps",
+            ["engine/strategies/cogra/_steps.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        )
+    ],
 )

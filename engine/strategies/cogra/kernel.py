@@ -5,15 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from trendlake.engine.aggregates import NAN
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.layout import LIMIT, Layout, frozen
 from trendlake.engine.strategies.cogra.prepare import Prepared
 from trendlake.engine.timeline import panes, window_range
 
+try:  # the compiled count kernel (setup.py builds it where a C compiler is at hand)
+    from trendlake.engine.strategies.cogra import _steps
+except ImportError:  # pragma: no cover - exercised by installs without a compiler
+    _steps = None
+
 CHUNK = 2048  # steps between checks whether a window's state saturated completely
 # skip the rest of a window whose state saturated completely (benchmarks switch it off)
 SKIP_SATURATED = True
+# run count states on the compiled kernel when it is built (tests and benchmarks switch it off)
+COMPILED = True
+_ALL_ONES = (1 << 64) - 1
 
 
 def run_kernel(
@@ -28,6 +37,10 @@ def run_kernel(
     if n == 0:
         return {}
     within, slide = query.within, query.slide
+    if compiled_for(layout) and not prep.multi:
+        got = _run_compiled(query, layout, ts, code, kid)
+        if got is not None:
+            return got
     nv = len(layout.vars)
     # time-stamp groups
     newg = np.ones(n, dtype=bool)
@@ -186,6 +199,70 @@ def run_kernel(
                 states[k] = kernel(states[k], block)
     for k in list(states):
         close(k)
+    return out
+
+
+def compiled_for(layout: Layout) -> bool:
+    """Whether the compiled kernel evaluates ``layout``'s queries: states of counts only
+    (COUNT(*), COUNT(E); no sums, minima, maxima, not exact mode)."""
+    return _steps is not None and COMPILED and layout.counts_only
+
+
+def _run_compiled(
+    query: CompiledQuery,
+    layout: Layout,
+    ts: np.ndarray,
+    code: np.ndarray,
+    kid: np.ndarray | None,
+) -> dict[Any, WindowResult] | None:
+    """``run_kernel``'s results from the compiled kernel (``_steps.c``), or None where it
+    leaves the run to the Python kernel (several events at one time stamp of a template
+    with no simultaneous order, or a window spanning more than a few million slides)."""
+    nv = len(layout.vars)
+    index = layout.index
+    owners = tuple(index[e] if e in index else -1 for e in layout.cvars)
+    got = _steps.run(
+        np.ascontiguousarray(ts, dtype=np.int64),
+        np.ascontiguousarray(code, dtype=np.int64),
+        None if kid is None else np.ascontiguousarray(kid, dtype=np.int64),
+        nv,
+        None if layout.rank is None else tuple(layout.rank),
+        tuple(int(x) for x in layout.selfloop),
+        tuple(int(x) for x in layout.start),
+        tuple(tuple(p) for p in layout.preds),
+        owners,
+        int(query.within),
+        int(query.slide),
+    )
+    if got is None:
+        return None
+    kids_b, ks_b, vals_b = got
+    size = layout.size
+    ks = np.frombuffer(ks_b, dtype=np.int64).tolist()
+    if not ks:
+        return {}
+    pairs = np.frombuffer(vals_b, dtype=np.uint64).reshape(len(ks) * size, 2)
+    low, high = pairs[:, 0], pairs[:, 1]
+    saturated = (low == _ALL_ONES) & (high == _ALL_ONES)
+    values = low.astype(object)
+    if high.any():
+        values = values + (high.astype(object) << 64)
+    if saturated.any():
+        values[saturated] = NAN
+    states = values.reshape(len(ks), size).tolist()
+    result = layout.result
+    out: dict[Any, WindowResult] = {}
+    if kid is None:
+        for k, st in zip(ks, states, strict=True):
+            r = result(tuple(st))
+            if r is not None:
+                out[k] = r
+    else:
+        kids = np.frombuffer(kids_b, dtype=np.int64).tolist()
+        for p, k, st in zip(kids, ks, states, strict=True):
+            r = result(tuple(st))
+            if r is not None:
+                out[(p, k)] = r
     return out
 
 

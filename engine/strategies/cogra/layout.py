@@ -101,6 +101,8 @@ class Layout:
         self.zero = tuple(zero)
         # an all-NaN state never changes again (exact mode has no NaN, it never freezes)
         self.frozen_ok = not (self.nkeys or self.xkeys or self.exact)
+        # a state of counts only (the compiled kernel's, ``kernel.compiled_for``)
+        self.counts_only = not (self.skeys or self.nkeys or self.xkeys or self.exact)
         self.rank = self._simultaneous_order()
         self._make: Callable[..., Any] | None = None
         self._result: Callable[[tuple], WindowResult | None] | None = None
