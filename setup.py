@@ -32,7 +32,7 @@ setup(
         Extension(
             "trendlake.engine.strategies.cogra._steps",
             ["engine/strategies/cogra/_steps.c"],
-            extra_compile_args=["-O2"],
+            extra_compile_args=["-O3"],
             optional=True,
         )
     ],

@@ -108,6 +108,18 @@ def code_dtype(count: int) -> Any:
     return np.int8 if count < 2**7 else np.int16 if count < 2**15 else np.int32
 
 
+def take(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``values[rows]`` for a numeric column and a permutation-like index: Arrow's take of a
+    large fixed-width column by 4-byte indexes, several times faster than numpy's fancy
+    indexing there (which first widens the indexes and gathers item by item)."""
+    if len(rows) < 1 << 16 or values.dtype.kind not in "iuf" or values.ndim != 1:
+        return values[rows]
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return np.asarray(pc.take(pa.array(values), pa.array(rows)).to_numpy())
+
+
 def index_dtype(n: int) -> Any:
     """Row indexes of a table of ``n`` rows: 4 bytes each below 2**31 rows."""
     return np.int32 if n < 2**31 else np.int64

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from trendlake.engine.aggregates import WindowResult, merge_into
-from trendlake.engine.columns import Columns, Types, as_table, index_dtype
+from trendlake.engine.columns import Columns, Types, as_table, index_dtype, take
 from trendlake.engine.errors import EventFileError
 from trendlake.engine.expr import attributes
 from trendlake.engine.expr.vector import local_mask
@@ -27,7 +27,7 @@ from trendlake.engine.query import CONTIGUOUS, CompiledQuery
 from trendlake.engine.results import finalize
 from trendlake.engine.shared import kind_module
 from trendlake.engine.strategies import Strategy, choose
-from trendlake.engine.timeline import key_runs
+from trendlake.engine.timeline import key_runs, partition_of
 
 __all__ = [
     "Partials",
@@ -279,26 +279,6 @@ def referenced_attributes(spec: dict[str, Any]) -> set[str]:
     return found
 
 
-KERNEL_CHUNK = 1 << 18  # events per columnar strategy call (whole partitions, so a chunk may be larger)
-
-
-def partition_chunks(idx: np.ndarray, starts: np.ndarray, size: int) -> list[tuple[int, int]]:
-    """``[lo, hi)`` ranges of ``idx`` (increasing rows of a key set whose partition p starts
-    at row ``starts[p]``), about ``size`` long, never splitting a partition."""
-    n = len(idx)
-    out = []
-    lo = 0
-    while lo < n:
-        hi = min(n, lo + size)
-        if hi < n:
-            nxt = int(np.searchsorted(starts, idx[hi - 1], side="right"))  # the next partition
-            # the value in idx's own type: numpy would otherwise search a converted copy of idx
-            hi = n if nxt >= len(starts) else int(np.searchsorted(idx, idx.dtype.type(starts[nxt]), side="left"))
-        out.append((lo, hi))
-        lo = hi
-    return out
-
-
 def _stable_key_order(table: Any, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray | None]:
     """Row order by ``keys`` (nulls last), equal keys in table order; for one integer key
     without nulls also its values in that order (the partition runs, without a gather of
@@ -366,8 +346,8 @@ class _KeySet:
             )
             rows = order[present[order]]
         self.rows = rows
-        self.ts = cols.ts if self.identity else cols.ts[rows]
-        self.type_codes = cols.type_codes if self.identity else cols.type_codes[rows]
+        self.ts = cols.ts if self.identity else take(cols.ts, rows)
+        self.type_codes = cols.type_codes if self.identity else take(cols.type_codes, rows)
         if keys and len(rows) and sorted_keys is not None:
             change = np.empty(len(rows), dtype=bool)
             change[0] = True
@@ -400,9 +380,7 @@ class _KeySet:
 
     def part_of(self, positions: np.ndarray) -> np.ndarray:
         """The partition ids of the given positions into ``rows`` (increasing or not)."""
-        out = np.searchsorted(self.starts, positions, side="right")
-        out -= 1
-        return out.astype(index_dtype(len(self.rows)), copy=False)
+        return partition_of(self.starts, positions)
 
     def sizes(self) -> np.ndarray:
         """Rows per partition."""
@@ -539,16 +517,13 @@ def _query_partials(
     partials: Partials = {}
 
     if strategy.columnar(query) and strategy.run_partitions is not None:
-        # whole partitions at a time, about KERNEL_CHUNK events each: the strategy's
-        # per-event arrays then stay small next to the table
-        for lo, hi in partition_chunks(idx, ks.starts, KERNEL_CHUNK):
-            part_of = ks.part_of(idx[lo:hi])
-            results = strategy.run_partitions(query, masks, idx[lo:hi], ks.ts, attrs, part_of)
-            values = ks.values(part for part, _ in results)
-            for (part, k), result in results.items():
-                if result.trends:
-                    group = tuple(values[part][i] for i in positions)
-                    merge_into(partials, (group, k), result)
+        # every partition in one call (the strategy cuts its own work into chunks)
+        results = strategy.run_partitions(query, masks, idx, ks.ts, attrs, ks.starts)
+        values = ks.values(part for part, _ in results)
+        for (part, k), result in results.items():
+            if result.trends:
+                group = tuple(values[part][i] for i in positions)
+                merge_into(partials, (group, k), result)
         return partials
 
     # a row-based strategy per remaining partition, on Event objects of the kept rows

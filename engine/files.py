@@ -18,11 +18,13 @@ skipped), and every column is typed by the typing rules ingest uses
 Without a stream schema, a CSV column pyarrow itself reads as ``int64`` is
 kept (the rules read the same text as the same integers; a file holding
 ``0x`` is read as text throughout, since pyarrow takes ``0x10`` for 16); the
-event type and every other column are read as text and typed by the rules. A
+event type is read as dictionary-encoded text, and every other column as text
+typed by the rules. A
 CSV file over ``STREAM_BYTES`` is read block by block, so that its text is
 never in memory whole next to the table.
 
-The result has ``type`` (string), ``ts`` (int64 µs UTC), optionally ``seq``,
+The result has ``type`` (string; dictionary-encoded from a CSV file read without a
+stream schema), ``ts`` (int64 µs UTC), optionally ``seq``,
 and the attribute columns, in file order: what
 ``engine.table.evaluate_table_partials`` takes. A value that does not fit is
 an ``EventFileError`` naming the file, the line (row for Parquet) and the
@@ -45,6 +47,9 @@ from trendlake.schemas import types
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json", ".parquet": "parquet"}
 CSV_BLOCK_SIZE = 16 << 20  # a CSV record (one event) may be up to this long
+# a file is first read in blocks of this size, parsed on every core; a record longer than a
+# block fails that read, and the file is read again in blocks of CSV_BLOCK_SIZE
+CSV_PARALLEL_BLOCK = 1 << 20
 STREAM_BYTES = 64 << 20  # larger CSV files without a stream schema are read block by block
 
 __all__ = ["FORMATS", "read_event_table"]
@@ -75,12 +80,15 @@ def _read_csv(path: Path, infer: bool = False) -> Any:
     """The file's columns as text; with ``infer`` (no stream schema), columns pyarrow
     reads as ``int64`` are kept as such (see ``_read_csv_inferred``)."""
     header = _csv_header(path)
+    quoted = _has_byte(path, b'"')
     if infer and not _has_hex_prefix(path):
-        return _read_csv_inferred(path, header)
-    return _read_csv_columns(path, header, {name: "text" for name in header})
+        return _read_csv_inferred(path, header, quoted)
+    # without a stream schema the event type is read dictionary-encoded either way
+    want = {name: "types" if infer and name == "type" else "text" for name in header}
+    return _read_csv_columns(path, header, want, quoted)
 
 
-def _read_csv_inferred(path: Path, header: list[str]) -> Any:
+def _read_csv_inferred(path: Path, header: list[str], quoted: bool = True) -> Any:
     """Without a stream schema: pyarrow's own inference, kept where it equals the typing
     rules. A column pyarrow reads as ``int64`` holds ``[ \t]*-?digits[ \t]*`` (or hex,
     refused before: ``_has_hex_prefix``), which the rules read as the same integer; the
@@ -89,19 +97,30 @@ def _read_csv_inferred(path: Path, header: list[str]) -> Any:
     (benchmarks/README.md, "eval")."""
     import pyarrow as pa
 
-    want = {name: "text" if name == "type" else "infer" for name in header}
-    table = _read_csv_stream(path, header, want) if path.stat().st_size > STREAM_BYTES else None
+    want = {name: "types" if name == "type" else "infer" for name in header}
+    table = _read_csv_stream(path, header, want, quoted) if path.stat().st_size > STREAM_BYTES else None
     if table is None:
-        table = _read_csv_columns(path, header, want)
+        table = _read_csv_columns(path, header, want, quoted)
     redo = [
         name for name, kind in zip(table.column_names, table.schema.types, strict=True)
-        if not (pa.types.is_string(kind) or pa.types.is_int64(kind))
+        if not (pa.types.is_string(kind) or pa.types.is_int64(kind) or pa.types.is_dictionary(kind))
     ]
     if redo:
-        text = _read_csv_columns(path, header, {name: "text" for name in redo})
+        text = _read_csv_columns(path, header, {name: "text" for name in redo}, quoted)
         for name in redo:
             table = table.set_column(table.schema.get_field_index(name), name, text.column(name))
     return table
+
+
+def _has_byte(path: Path, byte: bytes) -> bool:
+    """Does the file hold ``byte`` (one memchr over the mapped file)?"""
+    import mmap
+
+    with path.open("rb") as fh:
+        if fh.seek(0, 2) == 0:
+            return False
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(byte) >= 0
 
 
 def _has_hex_prefix(path: Path) -> bool:
@@ -127,7 +146,7 @@ def _has_hex_prefix(path: Path) -> bool:
     return False
 
 
-def _read_csv_stream(path: Path, header: list[str], want: dict[str, str]) -> Any | None:
+def _read_csv_stream(path: Path, header: list[str], want: dict[str, str], quoted: bool = True) -> Any | None:
     """``_read_csv_columns`` block by block (a large file: the memory is the table and one
     block, not the whole text besides); None when a later block does not fit the types
     inferred from the first, or when the file cannot be read (the caller reads the whole
@@ -137,14 +156,20 @@ def _read_csv_stream(path: Path, header: list[str], want: dict[str, str]) -> Any
 
     invalid: list[Any] = []
     try:
-        table = pcsv.open_csv(path, **_csv_options(header, want, invalid)).read_all()
+        table = pcsv.open_csv(path, **_csv_options(header, want, invalid, quoted=quoted)).read_all()
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None
     _raise_invalid(path, header, invalid)
     return table
 
 
-def _csv_options(header: list[str], want: dict[str, str], invalid: list[Any]) -> dict[str, Any]:
+def _csv_options(
+    header: list[str], want: dict[str, str], invalid: list[Any], block_size: int | None = None,
+    quoted: bool = True,
+) -> dict[str, Any]:
+    """pyarrow's options for reading ``want``'s columns; a file without a quote character
+    (``quoted`` False) has no field holding a line break, and is parsed without looking for
+    one (faster)."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -153,10 +178,15 @@ def _csv_options(header: list[str], want: dict[str, str], invalid: list[Any]) ->
         return "skip"
 
     return {
-        "read_options": pcsv.ReadOptions(block_size=CSV_BLOCK_SIZE, use_threads=True),
-        "parse_options": pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=on_invalid),
+        "read_options": pcsv.ReadOptions(block_size=block_size or CSV_BLOCK_SIZE, use_threads=True),
+        "parse_options": pcsv.ParseOptions(newlines_in_values=quoted, invalid_row_handler=on_invalid),
         "convert_options": pcsv.ConvertOptions(
-            column_types={name: pa.string() for name, how in want.items() if how == "text"},
+            column_types={
+                **{name: pa.string() for name, how in want.items() if how == "text"},
+                # the event type dictionary-encoded as it is parsed: its codes are what the
+                # engine matches on, and its few distinct values are all the text kept
+                **{name: pa.dictionary(pa.int32(), pa.string()) for name, how in want.items() if how == "types"},
+            },
             include_columns=[name for name in header if name in want],
             null_values=[""],
             true_values=[],  # no booleans inferred: the rules read them as text
@@ -167,15 +197,24 @@ def _csv_options(header: list[str], want: dict[str, str], invalid: list[Any]) ->
     }
 
 
-def _read_csv_columns(path: Path, header: list[str], want: dict[str, str]) -> Any:
-    """The columns of ``want`` ("text": as strings, "infer": as pyarrow infers them);
-    empty fields are missing values."""
+def _read_csv_columns(path: Path, header: list[str], want: dict[str, str], quoted: bool = True) -> Any:
+    """The columns of ``want`` ("text": as strings, "types": as dictionary-encoded strings,
+    "infer": as pyarrow infers them); empty fields are missing values."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    invalid: list[Any] = []
+    if CSV_PARALLEL_BLOCK < CSV_BLOCK_SIZE:
+        invalid: list[Any] = []
+        try:
+            table = pcsv.read_csv(path, **_csv_options(header, want, invalid, CSV_PARALLEL_BLOCK, quoted))
+        except (pa.ArrowInvalid, UnicodeDecodeError):
+            pass  # read again in large blocks, which says what is wrong if anything is
+        else:
+            _raise_invalid(path, header, invalid)
+            return table
+    invalid = []
     try:
-        table = pcsv.read_csv(path, **_csv_options(header, want, invalid))
+        table = pcsv.read_csv(path, **_csv_options(header, want, invalid, quoted=quoted))
     except pa.ArrowInvalid as err:
         raise EventFileError(f"{path}: not a readable CSV file: {_first_line(err)}") from None
     except UnicodeDecodeError as err:
@@ -363,9 +402,11 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
     n = raw.num_rows
 
     _refuse_nested(raw, type_col, where)
-    etype = types.as_text(raw.column(type_col))
-    if not pa.types.is_string(etype.type):
-        etype = etype.cast(pa.string())
+    etype = _dictionary_types(raw.column(type_col)) if schema is None else None
+    if etype is None:
+        etype = types.as_text(raw.column(type_col))
+        if not pa.types.is_string(etype.type):
+            etype = etype.cast(pa.string())
     empty = ~types._np_bool(etype.is_valid())
     if empty.any():
         raise EventFileError(f"{where(int(np.flatnonzero(empty)[0]))}: column '{type_col}': empty event type")
@@ -416,6 +457,24 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
     table = pa.table(columns) if n else pa.table({k: v.slice(0, 0) for k, v in columns.items()})
     pa.default_memory_pool().release_unused()  # the raw text's memory back to the system
     return table
+
+
+def _dictionary_types(col: Any) -> Any | None:
+    """A dictionary-encoded type column (CSV without a stream schema) kept encoded, with one
+    dictionary for all its chunks; None for any other column, or where a dictionary holds
+    empty text (as_text then makes it null)."""
+    import pyarrow as pa
+
+    if not pa.types.is_dictionary(col.type) or not pa.types.is_string(col.type.value_type):
+        return None
+    if isinstance(col, pa.ChunkedArray):
+        col = col.unify_dictionaries()
+        values = col.chunk(0).dictionary if col.num_chunks else pa.array([], pa.string())
+    else:
+        values = col.dictionary
+    if "" in values.to_pylist():
+        return None
+    return col
 
 
 def _raise_bad(typed: types.Typed, where: Callable[[int], str], column: str) -> None:

@@ -145,3 +145,31 @@ def format_ts(us: int) -> str:
     if micros:
         text += f".{micros:06d}"
     return text + "Z"
+
+
+KERNEL_CHUNK = 1 << 18  # events per kernel call over many partitions (whole partitions: a chunk may be larger)
+
+
+def partition_chunks(idx: np.ndarray, starts: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` ranges of ``idx`` (increasing rows of a key set whose partition p starts
+    at row ``starts[p]``), about ``size`` long, never splitting a partition."""
+    n = len(idx)
+    out = []
+    lo = 0
+    while lo < n:
+        hi = min(n, lo + size)
+        if hi < n:
+            nxt = int(np.searchsorted(starts, idx[hi - 1], side="right"))  # the next partition
+            # the value in idx's own type: numpy would otherwise search a converted copy of idx
+            hi = n if nxt >= len(starts) else int(np.searchsorted(idx, idx.dtype.type(starts[nxt]), side="left"))
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def partition_of(starts: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The partition of each of ``positions`` (rows, increasing or not), where partition p
+    starts at row ``starts[p]``: 4-byte ids below 2**31 partitions."""
+    out = np.searchsorted(starts, positions, side="right")
+    out -= 1
+    return out.astype(np.int32 if len(starts) < 2**31 else np.int64, copy=False)

@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from trendlake.engine import timeline
 from trendlake.engine.columns import Columns, Event, Types, as_column, events_from_columns
 from trendlake.engine.query import ANY, CompiledQuery, Unsupported
 from trendlake.engine.results import WindowResult
-from trendlake.engine.strategies.cogra.kernel import run_kernel
+from trendlake.engine.strategies.cogra.kernel import compiled_for, run_compiled, run_kernel
 from trendlake.engine.strategies.cogra.layout import Layout
 from trendlake.engine.strategies.cogra.pattern import run_pattern
 from trendlake.engine.strategies.cogra.prepare import (
@@ -29,6 +30,7 @@ from trendlake.engine.strategies.cogra.prepare import (
     prepared_from_masks,
 )
 from trendlake.engine.strategies.greta import TimeStampDriver
+from trendlake.engine.timeline import partition_chunks, partition_of
 
 __all__ = [
     "columnar",
@@ -89,14 +91,24 @@ def run_partitions(
     idx: np.ndarray,
     ts: np.ndarray,
     attrs: Mapping[str, Any],
-    kid: np.ndarray,
+    starts: np.ndarray,
 ) -> dict[tuple[int, int], WindowResult]:
-    """Results per (partition id, window index) of a ``columnar`` query over the events
-    ``idx`` of many partitions: ``masks`` per variable over all rows, ``kid`` the
-    non-decreasing partition id of each kept event."""
+    """Results per (partition id, window index) of a ``columnar`` query over the rows
+    ``idx`` (increasing) of many partitions, partition p starting at row ``starts[p]``:
+    ``masks`` per variable and ``ts`` over all rows. On the compiled kernel in one pass
+    where it takes the query; else whole partitions at a time, about ``KERNEL_CHUNK``
+    events each, so that the Python kernel's per-event arrays stay small."""
     layout = Layout.of(query)
-    prep = prepared_from_masks(query, layout, [masks[v] for v in layout.vars], idx, ts, attrs)
-    return run_kernel(query, layout, prep, kid)
+    var_masks = [masks[v] for v in layout.vars]
+    if compiled_for(layout):
+        got = run_compiled(query, layout, ts, var_masks, idx, starts)
+        if got is not None:
+            return got
+    out: dict[tuple[int, int], WindowResult] = {}
+    for lo, hi in partition_chunks(idx, starts, timeline.KERNEL_CHUNK):
+        prep = prepared_from_masks(query, layout, var_masks, idx[lo:hi], ts, attrs)
+        out.update(run_kernel(query, layout, prep, partition_of(starts, idx[lo:hi])))
+    return out
 
 
 def run(query: CompiledQuery, events: list[Event]) -> dict[int, WindowResult]:

@@ -9,16 +9,22 @@
  * applied to every open window of its pane. Counts are exact 128-bit integers; a count past
  * CAP (10**38 - 1) is saturated (NaN in Python), exactly as the Python kernel keeps it.
  *
- * run(ts, code, kid, nv, rank, selfloop, start, preds, owners, within, slide)
- *   ts, code: int64 buffers (time order within a partition, code = variable index);
- *   kid: int64 buffer of non-decreasing partition ids, or None for one partition;
+ * run(ts, idx, masks, starts, nv, rank, selfloop, start, preds, owners, ends, within, slide)
+ *   ts: int64 buffer of time stamps over the rows (time order within a partition);
+ *   idx: int32 / int64 buffer of the increasing rows to visit, or None for every row;
+ *   masks: per variable a bool buffer over the rows (does the row match it);
+ *   starts: int32 / int64 buffer of the rows where each partition starts (the first 0),
+ *   or None for one partition; a window closes where the next partition starts;
  *   rank: a tuple (a variable before its predecessors) or None; selfloop, start: tuples
  *   of 0/1 per variable; preds: per variable the tuple of its predecessor indexes
- *   (itself included for a Kleene variable); owners: per COUNT(E) the index of E.
- * returns (kids, ks, values) as bytes: int64 partition ids and window indexes of the
- *   closed windows whose state is not all zero, and per window nv * (1 + len(owners))
- *   counts as (low, high) uint64 pairs, all ones for a saturated count; or None when a
- *   time stamp holds several events and rank is None (the caller uses the Python kernel).
+ *   (itself included for a Kleene variable); owners: per COUNT(E) the index of E;
+ *   ends: the indexes of the END variables.
+ * returns (kids, ks, values) as bytes: int64 partition indexes (into starts) and window
+ *   indexes of the closed windows with a trend, and per window its result, 1 + len(owners)
+ *   counts summed over the END variables (the trends, then COUNT(E) per owner), as (low,
+ *   high) uint64 pairs, all ones for a saturated count; or None where the Python kernel
+ *   must run: a visited row matching several variables, several events at one time stamp
+ *   and rank None, or a window spanning too many slides.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -41,19 +47,26 @@ static inline int64_t floordiv(int64_t a, int64_t b) {
 
 static inline int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
 
-/* a + b, saturated past CAP (a, b <= CAP or NANV, so a + b cannot wrap) */
+/* a + b, saturated past CAP, for a and b each at most CAP or NANV: two counts at most CAP
+ * cannot wrap, and NANV plus anything either wraps (to below NANV) or stays NANV */
 static inline u128 add_sat(u128 a, u128 b) {
-    if (a == NANV || b == NANV) return NANV;
     u128 r = a + b;
-    return r > CAP ? NANV : r;
+    return (r < a || r > CAP) ? NANV : r;
 }
 
 /* a * b exactly, NANV when a is NANV or the product passes 2**128 */
 static inline u128 mul_exact(u128 a, u128 b) {
     if (a == NANV) return NANV;
+    if (!(a >> 64) && !(b >> 64)) return (u128)(uint64_t)a * (uint64_t)b; /* fits: no check */
     u128 r;
     if (__builtin_mul_overflow(a, b, &r)) return NANV;
     return r;
+}
+
+/* a * 2**k exactly (0 <= k <= LIMIT), NANV when a is NANV or the product passes 2**128 */
+static inline u128 shl_exact(u128 a, int k) {
+    if (a == NANV || (k && (a >> (128 - k)))) return NANV;
+    return a << k;
 }
 
 /* a + b exactly, NANV when either is NANV or the sum passes 2**128 */
@@ -69,58 +82,43 @@ static inline u128 keep(u128 x) { return x > CAP ? NANV : x; }
 typedef struct {
     int nv, nc, stride;          /* variables, COUNT(E) keys, counts per variable */
     const int *selfloop, *start; /* per variable */
-    const int *npred;            /* per variable: number of predecessors (itself included) */
-    const int *pred;             /* per variable: up to nv predecessor indexes, row-major */
     const int *owner;            /* per COUNT(E) key: index of E */
+    /* per variable, the variables a step reads: [0] its other predecessors (a burst),
+     * [1] all its predecessors, itself included (k simultaneous events) */
+    int nsrc[2][64];
+    int src[2][64][64];
 } Tmpl;
 
 /* apply a step of k events of variable i to one window state; simultaneous: k events of
  * one time stamp of a Kleene variable (each extends only the trends before it) */
 static void apply(const Tmpl *t, u128 *st, int i, int simultaneous, int64_t k) {
-    const int stride = t->stride;
-    const int loop = t->selfloop[i] && !simultaneous;
-    const int *preds = t->pred + i * t->nv;
+    const int stride = t->stride, nsrc = t->nsrc[simultaneous][i];
+    const int *src = t->src[simultaneous][i];
     u128 s = t->start[i] ? 1 : 0;
-    for (int a = 0; a < t->npred[i]; a++) {
-        int p = preds[a];
-        if (p == i && !simultaneous) continue;
-        s = add_sat(s, st[p * stride]);
-    }
+    for (int a = 0; a < nsrc; a++) s = add_sat(s, st[src[a] * stride]);
     u128 *mine = st + i * stride;
-    u128 kk = (u128)k;
-    if (loop) {
+    if (t->selfloop[i] && !simultaneous) {
         u128 u = add_sat(mine[0], s);
         if (u == 0) return;
-        u128 P = (u128)1 << k;
-        u128 A = mul_exact(u, P);
+        u128 A = shl_exact(u, (int)k);
+        /* u * 2**k - s, s <= u: NANV when u * 2**k passed 2**128 (the result is then at
+         * least 2**127) or s was saturated */
         mine[0] = (A == NANV || s == NANV) ? NANV : keep(A - s);
         for (int j = 0; j < t->nc; j++) {
             u128 sw = 0;
-            for (int a = 0; a < t->npred[i]; a++) {
-                int p = preds[a];
-                if (p == i) continue;
-                sw = add_sat(sw, st[p * stride + 1 + j]);
-            }
-            u128 x = add_sat(mine[1 + j], sw);
-            u128 r = mul_exact(x, P);
-            if (r != NANV && sw != NANV) r = r - sw;
-            else r = NANV;
-            if (t->owner[j] == i) {
-                u128 half = (u128)1 << (k - 1);
-                r = add_exact(r, mul_exact(mul_exact(u, half), kk));
-            }
+            for (int a = 0; a < nsrc; a++) sw = add_sat(sw, st[src[a] * stride + 1 + j]);
+            u128 r = shl_exact(add_sat(mine[1 + j], sw), (int)k);
+            r = (r == NANV || sw == NANV) ? NANV : r - sw;
+            if (t->owner[j] == i) r = add_exact(r, mul_exact(shl_exact(u, (int)k - 1), (u128)k));
             mine[1 + j] = keep(r);
         }
     } else {
         if (s == 0) return;
+        u128 kk = (u128)k;
         mine[0] = keep(add_exact(mine[0], mul_exact(s, kk)));
         for (int j = 0; j < t->nc; j++) {
             u128 sw = 0;
-            for (int a = 0; a < t->npred[i]; a++) {
-                int p = preds[a];
-                if (p == i && !simultaneous) continue;
-                sw = add_sat(sw, st[p * stride + 1 + j]);
-            }
+            for (int a = 0; a < nsrc; a++) sw = add_sat(sw, st[src[a] * stride + 1 + j]);
             u128 r = add_exact(mine[1 + j], mul_exact(sw, kk));
             if (t->owner[j] == i) r = add_exact(r, mul_exact(s, kk));
             mine[1 + j] = keep(r);
@@ -132,10 +130,20 @@ typedef struct {
     int64_t *kid, *k;
     uint64_t *val;
     Py_ssize_t n, cap;
-    int size; /* counts per window */
+    int size;          /* counts per result: 1 + COUNT(E) keys */
+    const Tmpl *t;
+    const int *ends;
+    int nends;
 } Out;
 
+/* a closed window's result: its counts summed over the END variables; none without a trend */
 static int out_push(Out *o, int64_t kid, int64_t k, const u128 *st) {
+    u128 res[65];
+    for (int a = 0; a < o->size; a++) {
+        res[a] = 0;
+        for (int e = 0; e < o->nends; e++) res[a] = add_sat(res[a], st[o->ends[e] * o->t->stride + a]);
+    }
+    if (res[0] == 0) return 0;
     if (o->n == o->cap) {
         Py_ssize_t cap = o->cap ? 2 * o->cap : 1024;
         int64_t *nk = realloc(o->kid, cap * sizeof(int64_t));
@@ -153,23 +161,27 @@ static int out_push(Out *o, int64_t kid, int64_t k, const u128 *st) {
     o->k[o->n] = k;
     uint64_t *v = o->val + o->n * 2 * o->size;
     for (int a = 0; a < o->size; a++) {
-        v[2 * a] = (uint64_t)st[a];
-        v[2 * a + 1] = (uint64_t)(st[a] >> 64);
+        v[2 * a] = (uint64_t)res[a];
+        v[2 * a + 1] = (uint64_t)(res[a] >> 64);
     }
     o->n++;
     return 0;
 }
 
-/* the open windows: a contiguous range of window indexes [lo, lo + count) in a ring */
+/* the open windows: a contiguous range of window indexes [lo, lo + count) in a ring,
+ * window lo in slot head */
 typedef struct {
-    int64_t lo, count, cap;
+    int64_t lo, count, cap, head;
     u128 *vals;      /* cap * size */
     char *nonzero;   /* cap */
     int size;
     int64_t part;
 } Windows;
 
-static inline Py_ssize_t slot(const Windows *w, int64_t k) { return (Py_ssize_t)floormod(k, w->cap); }
+static inline Py_ssize_t slot(const Windows *w, int64_t k) {
+    int64_t s = w->head + (k - w->lo); /* 0 <= k - lo < cap */
+    return (Py_ssize_t)(s >= w->cap ? s - w->cap : s);
+}
 
 static int close_below(Windows *w, int64_t kmin, Out *o) {
     while (w->count && w->lo < kmin) {
@@ -177,6 +189,7 @@ static int close_below(Windows *w, int64_t kmin, Out *o) {
         if (w->nonzero[s] && out_push(o, w->part, w->lo, w->vals + s * w->size) < 0) return -1;
         w->lo++;
         w->count--;
+        w->head = w->head + 1 == w->cap ? 0 : w->head + 1;
     }
     return 0;
 }
@@ -184,6 +197,7 @@ static int close_below(Windows *w, int64_t kmin, Out *o) {
 static void open_range(Windows *w, int64_t kmin, int64_t kmax) {
     if (!w->count) {
         w->lo = kmin;
+        w->head = 0;
     }
     for (int64_t k = w->lo + w->count; k <= kmax; k++) {
         Py_ssize_t s = slot(w, k);
@@ -209,12 +223,27 @@ typedef struct {
     int64_t within, slide, off;
     int64_t pane, part; /* of the last applied step */
     int started;
+    int64_t plo, phi, pid; /* the last pane looked up: time stamps [plo, phi) */
+    int64_t wpane, kmin, kmax; /* the windows of pane wpane */
 } Runner;
 
-static inline int64_t pane_of(const Runner *r, int64_t ts) {
-    int64_t q = floordiv(ts, r->slide);
-    if (r->off == 0) return q;
-    return 2 * q + (ts - q * r->slide >= r->off);
+static inline int64_t pane_of(Runner *r, int64_t ts) {
+    if (ts >= r->plo && ts < r->phi) return r->pid;
+    int64_t q = floordiv(ts, r->slide), lo = q * r->slide;
+    if (r->off == 0) {
+        r->pid = q;
+        r->plo = lo;
+        r->phi = lo + r->slide;
+    } else if (ts - lo >= r->off) {
+        r->pid = 2 * q + 1;
+        r->plo = lo + r->off;
+        r->phi = lo + r->slide;
+    } else {
+        r->pid = 2 * q;
+        r->plo = lo;
+        r->phi = lo + r->off;
+    }
+    return r->pid;
 }
 
 static int flush(Runner *r, Step *st) {
@@ -228,8 +257,12 @@ static int flush(Runner *r, Step *st) {
         r->started = 1;
         r->pane = st->pane - 1;
     }
-    int64_t kmin = floordiv(st->ts - r->within, r->slide) + 1;
-    int64_t kmax = floordiv(st->ts, r->slide);
+    if (st->pane != r->wpane) { /* every time stamp of a pane has the same windows */
+        r->kmin = floordiv(st->ts - r->within, r->slide) + 1;
+        r->kmax = floordiv(st->ts, r->slide);
+        r->wpane = st->pane;
+    }
+    int64_t kmin = r->kmin, kmax = r->kmax;
     if (st->pane != r->pane) {
         if (close_below(w, kmin, r->o) < 0) return -1;
         r->pane = st->pane;
@@ -287,38 +320,67 @@ static int int_tuple(PyObject *obj, int n, int *out, const char *what) {
     return 0;
 }
 
-static int int64_buffer(PyObject *obj, Py_buffer *view, const char *what) {
+/* a contiguous buffer of one-byte items (bools), of 4- or 8-byte signed ints (indexes),
+ * or of 8-byte signed ints only (time stamps) */
+enum { BYTES = 1, INDEXES = 2, INT64 = 3 };
+
+static int get_buffer(PyObject *obj, Py_buffer *view, int kind, const char *what) {
     if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    if (view->itemsize != 8 || !view->format || (strcmp(view->format, "l") && strcmp(view->format, "q"))) {
+    const char *f = view->format ? view->format : "B";
+    if (*f == '=' || *f == '<' || *f == '@') f++;
+    int ok;
+    if (kind == BYTES) {
+        ok = view->itemsize == 1 && (!strcmp(f, "?") || !strcmp(f, "b") || !strcmp(f, "B"));
+    } else {
+        int is64 = view->itemsize == 8 && (!strcmp(f, "l") || !strcmp(f, "q"));
+        int is32 = view->itemsize == 4 && (!strcmp(f, "i") || !strcmp(f, "l"));
+        ok = kind == INT64 ? is64 : (is64 || is32);
+    }
+    if (!ok) {
         PyBuffer_Release(view);
-        PyErr_Format(PyExc_TypeError, "%s: a contiguous int64 buffer expected", what);
+        PyErr_Format(PyExc_TypeError, "%s: a contiguous %s buffer expected", what,
+                     kind == BYTES ? "bool" : kind == INT64 ? "int64" : "int32 or int64");
         return -1;
     }
     return 0;
 }
 
+static inline int64_t index_at(const Py_buffer *b, Py_ssize_t i) {
+    return b->itemsize == 4 ? (int64_t)((const int32_t *)b->buf)[i] : ((const int64_t *)b->buf)[i];
+}
+
 static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *ts_o, *code_o, *kid_o, *rank_o, *selfloop_o, *start_o, *preds_o, *owners_o;
+    PyObject *ts_o, *idx_o, *masks_o, *starts_o, *rank_o, *selfloop_o, *start_o, *preds_o, *owners_o, *ends_o;
     int nv;
     long long within, slide;
-    if (!PyArg_ParseTuple(args, "OOOiOOOOOLL", &ts_o, &code_o, &kid_o, &nv, &rank_o, &selfloop_o,
-                          &start_o, &preds_o, &owners_o, &within, &slide))
+    if (!PyArg_ParseTuple(args, "OOOOiOOOOOOLL", &ts_o, &idx_o, &masks_o, &starts_o, &nv, &rank_o,
+                          &selfloop_o, &start_o, &preds_o, &owners_o, &ends_o, &within, &slide))
         return NULL;
     if (nv <= 0 || nv > 64 || slide <= 0 || within <= 0) {
         PyErr_SetString(PyExc_ValueError, "1..64 variables and positive within / slide expected");
         return NULL;
     }
-    if (!PyTuple_Check(owners_o) || !PyTuple_Check(preds_o) || PyTuple_GET_SIZE(preds_o) != nv) {
-        PyErr_SetString(PyExc_TypeError, "preds and owners: tuples expected");
+    if (!PyTuple_Check(masks_o) || PyTuple_GET_SIZE(masks_o) != nv) {
+        PyErr_SetString(PyExc_TypeError, "masks: a tuple of one bool buffer per variable expected");
+        return NULL;
+    }
+    if (!PyTuple_Check(owners_o) || !PyTuple_Check(preds_o) || PyTuple_GET_SIZE(preds_o) != nv ||
+        !PyTuple_Check(ends_o) || PyTuple_GET_SIZE(ends_o) > nv) {
+        PyErr_SetString(PyExc_TypeError, "preds, owners and ends: tuples expected");
         return NULL;
     }
     int nc = (int)PyTuple_GET_SIZE(owners_o);
-    int selfloop[64], start[64], rank[64], npred[64];
+    if (nc > 64) {
+        PyErr_SetString(PyExc_ValueError, "at most 64 COUNT(E) keys expected");
+        return NULL;
+    }
+    int nends = (int)PyTuple_GET_SIZE(ends_o);
+    int selfloop[64], start[64], rank[64], npred[64], ends[64];
     int *pred = calloc((size_t)nv * nv, sizeof(int));
     int *owners = calloc((size_t)nc + 1, sizeof(int));
     int has_rank = rank_o != Py_None;
-    Py_buffer ts_v = {0}, code_v = {0}, kid_v = {0};
-    int have_ts = 0, have_code = 0, have_kid = 0;
+    Py_buffer ts_v = {0}, idx_v = {0}, starts_v = {0}, mask_v[64];
+    int have_ts = 0, have_idx = 0, have_starts = 0, have_masks = 0;
     PyObject *result = NULL;
     Windows w = {0};
     Out o = {0};
@@ -327,8 +389,14 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         goto done;
     }
     if (int_tuple(selfloop_o, nv, selfloop, "selfloop") < 0 || int_tuple(start_o, nv, start, "start") < 0 ||
-        int_tuple(owners_o, nc, owners, "owners") < 0)
+        int_tuple(owners_o, nc, owners, "owners") < 0 || int_tuple(ends_o, nends, ends, "ends") < 0)
         goto done;
+    for (int e = 0; e < nends; e++) {
+        if (ends[e] < 0 || ends[e] >= nv) {
+            PyErr_SetString(PyExc_ValueError, "ends: variable index out of range");
+            goto done;
+        }
+    }
     if (has_rank && int_tuple(rank_o, nv, rank, "rank") < 0) goto done;
     for (int i = 0; i < nv; i++) {
         PyObject *p = PyTuple_GET_ITEM(preds_o, i);
@@ -351,24 +419,53 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
             goto done;
         }
     }
-    if (int64_buffer(ts_o, &ts_v, "ts") < 0) goto done;
+    if (get_buffer(ts_o, &ts_v, INT64, "ts") < 0) goto done;
     have_ts = 1;
-    if (int64_buffer(code_o, &code_v, "code") < 0) goto done;
-    have_code = 1;
-    if (kid_o != Py_None) {
-        if (int64_buffer(kid_o, &kid_v, "kid") < 0) goto done;
-        have_kid = 1;
-    }
-    Py_ssize_t n = ts_v.len / 8;
-    if (code_v.len / 8 != n || (have_kid && kid_v.len / 8 != n)) {
-        PyErr_SetString(PyExc_ValueError, "ts, code and kid differ in length");
-        goto done;
-    }
-    const int64_t *ts = ts_v.buf, *code = code_v.buf, *kid = have_kid ? kid_v.buf : NULL;
-    for (Py_ssize_t e = 0; e < n; e++) {
-        if (code[e] < 0 || code[e] >= nv) {
-            PyErr_SetString(PyExc_ValueError, "code: variable index out of range");
+    Py_ssize_t rows = ts_v.len / 8;
+    for (; have_masks < nv; have_masks++) {
+        if (get_buffer(PyTuple_GET_ITEM(masks_o, have_masks), &mask_v[have_masks], BYTES, "masks") < 0) goto done;
+        if (mask_v[have_masks].len != rows) {
+            have_masks++;
+            PyErr_SetString(PyExc_ValueError, "masks: one item per row of ts expected");
             goto done;
+        }
+    }
+    if (idx_o != Py_None) {
+        if (get_buffer(idx_o, &idx_v, INDEXES, "idx") < 0) goto done;
+        have_idx = 1;
+    }
+    if (starts_o != Py_None) {
+        if (get_buffer(starts_o, &starts_v, INDEXES, "starts") < 0) goto done;
+        have_starts = 1;
+    }
+    Py_ssize_t n = have_idx ? idx_v.len / idx_v.itemsize : rows;
+    Py_ssize_t nparts = have_starts ? starts_v.len / starts_v.itemsize : 0;
+    for (Py_ssize_t e = 0; e < n; e++) { /* visited rows: increasing, inside ts */
+        int64_t r = have_idx ? index_at(&idx_v, e) : e;
+        if (r < 0 || r >= rows || (e && r <= (have_idx ? index_at(&idx_v, e - 1) : e - 1))) {
+            PyErr_SetString(PyExc_ValueError, "idx: increasing rows of ts expected");
+            goto done;
+        }
+    }
+    for (Py_ssize_t p = 0; p < nparts; p++) {
+        int64_t r = index_at(&starts_v, p);
+        if ((p == 0 && r != 0) || (p && r <= index_at(&starts_v, p - 1))) {
+            PyErr_SetString(PyExc_ValueError, "starts: increasing rows from 0 expected");
+            goto done;
+        }
+    }
+    const int64_t *ts = ts_v.buf;
+    const char *mask[64];
+    for (int v = 0; v < nv; v++) mask[v] = mask_v[v].buf;
+    int by_rank[64];
+    if (has_rank) {
+        for (int v = 0; v < nv; v++) by_rank[v] = -1;
+        for (int v = 0; v < nv; v++) {
+            if (rank[v] < 0 || rank[v] >= nv || by_rank[rank[v]] >= 0) {
+                PyErr_SetString(PyExc_ValueError, "rank: a permutation of the variables expected");
+                goto done;
+            }
+            by_rank[rank[v]] = v;
         }
     }
     /* windows open at once: at most ceil(within / slide) */
@@ -379,53 +476,85 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         Py_INCREF(result);
         goto done;
     }
-    Tmpl t = {nv, nc, 1 + nc, selfloop, start, npred, pred, owners};
+    Tmpl t = {nv, nc, 1 + nc, selfloop, start, owners, {{0}}, {{{0}}}};
+    for (int i = 0; i < nv; i++) {
+        for (int a = 0; a < npred[i]; a++) {
+            int p = pred[i * nv + a];
+            if (p != i) t.src[0][i][t.nsrc[0][i]++] = p;
+            t.src[1][i][t.nsrc[1][i]++] = p;
+        }
+    }
     w.cap = wcap;
     w.size = size;
     w.vals = calloc((size_t)wcap * size, sizeof(u128));
     w.nonzero = calloc((size_t)wcap, 1);
-    o.size = size;
+    o.size = 1 + nc;
+    o.t = &t;
+    o.ends = ends;
+    o.nends = nends;
     if (!w.vals || !w.nonzero) {
         PyErr_NoMemory();
         goto done;
     }
-    Runner r = {&t, &w, &o, within, slide, within % slide, 0, 0, 0};
+    Runner r_ = {&t, &w, &o, within, slide, within % slide, 0, 0, 0, 1, 0, 0, 0, 0, 0};
+    r_.wpane = INT64_MIN; /* no pane looked up yet (plo > phi) */
     Step st = {0};
-    int64_t cnt[64];
-    int failed = 0, unranked = 0;
+    int64_t cnt[64] = {0};
+    int failed = 0, declined = 0;
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t e = 0;
-    while (e < n) {
-        Py_ssize_t g = e + 1;
-        int64_t part = kid ? kid[e] : 0;
-        while (g < n && ts[g] == ts[e] && (!kid || kid[g] == part)) g++;
-        if (g - e == 1) {
-            if (add_run(&r, &st, (int)code[e], 1, ts[e], part) < 0) { failed = 1; break; }
-        } else {
-            if (!has_rank) { unranked = 1; break; }
-            memset(cnt, 0, sizeof(int64_t) * nv);
-            for (Py_ssize_t x = e; x < g; x++) cnt[code[x]]++;
-            /* runs in rank order: a variable before its predecessors */
-            for (int rk = 0; rk < nv && !failed; rk++) {
-                for (int v = 0; v < nv; v++) {
-                    if (rank[v] == rk && cnt[v]) {
-                        if (add_run(&r, &st, v, cnt[v], ts[e], part) < 0) failed = 1;
-                    }
+    Py_ssize_t part = 0, gsize = 0; /* the time stamp group being read: its events */
+    int64_t gts = 0, gpart = 0;
+    int glast = 0;
+    for (Py_ssize_t e = 0; e <= n && !failed && !declined; e++) {
+        int64_t r = 0, t = 0;
+        int c = -1;
+        if (e < n) {
+            r = have_idx ? index_at(&idx_v, e) : e;
+            while (part + 1 < nparts && index_at(&starts_v, part + 1) <= r) part++;
+            t = ts[r];
+            for (int v = 0; v < nv; v++) {
+                if (mask[v][r]) {
+                    if (c >= 0) { declined = 1; break; } /* matches several variables */
+                    c = v;
                 }
             }
-            if (failed) break;
+            if (declined) break;
+            if (c < 0) continue; /* matches no variable: changes nothing */
         }
-        e = g;
+        if (gsize && (e == n || part != gpart || t != gts)) {
+            /* the group is complete: its runs, one variable at a time */
+            if (gsize == 1) {
+                if (add_run(&r_, &st, glast, 1, gts, gpart) < 0) failed = 1;
+                cnt[glast] = 0;
+            } else if (!has_rank) {
+                declined = 1;
+            } else {
+                for (int rk = 0; rk < nv && !failed; rk++) {
+                    int v = by_rank[rk];
+                    if (cnt[v] && add_run(&r_, &st, v, cnt[v], gts, gpart) < 0) failed = 1;
+                    cnt[v] = 0;
+                }
+            }
+            gsize = 0;
+        }
+        if (e == n) break;
+        if (!gsize) {
+            gpart = part;
+            gts = t;
+        }
+        cnt[c]++;
+        gsize++;
+        glast = c;
     }
-    if (!failed && !unranked) {
-        if (flush(&r, &st) < 0 || close_below(&w, INT64_MAX, &o) < 0) failed = 1;
+    if (!failed && !declined) {
+        if (flush(&r_, &st) < 0 || close_below(&w, INT64_MAX, &o) < 0) failed = 1;
     }
     Py_END_ALLOW_THREADS
     if (failed) {
         PyErr_NoMemory();
         goto done;
     }
-    if (unranked) {
+    if (declined) {
         result = Py_None;
         Py_INCREF(result);
         goto done;
@@ -433,11 +562,12 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     /* "y#" of a NULL buffer would be None: no closed window gives empty bytes */
     result = Py_BuildValue("(y#y#y#)", o.n ? (const char *)o.kid : "", (Py_ssize_t)(o.n * 8),
                            o.n ? (const char *)o.k : "", (Py_ssize_t)(o.n * 8), o.n ? (const char *)o.val : "",
-                           (Py_ssize_t)(o.n * 16 * size));
+                           (Py_ssize_t)(o.n * 16 * o.size));
 done:
     if (have_ts) PyBuffer_Release(&ts_v);
-    if (have_code) PyBuffer_Release(&code_v);
-    if (have_kid) PyBuffer_Release(&kid_v);
+    if (have_idx) PyBuffer_Release(&idx_v);
+    if (have_starts) PyBuffer_Release(&starts_v);
+    for (int v = 0; v < have_masks; v++) PyBuffer_Release(&mask_v[v]);
     free(pred);
     free(owners);
     free(w.vals);

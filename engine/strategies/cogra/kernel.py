@@ -37,8 +37,9 @@ def run_kernel(
     if n == 0:
         return {}
     within, slide = query.within, query.slide
-    if compiled_for(layout) and not prep.multi:
-        got = _run_compiled(query, layout, ts, code, kid)
+    if kid is None and compiled_for(layout) and not prep.multi:
+        masks = [code == i for i in range(len(layout.vars))]
+        got = run_compiled(query, layout, ts, masks, None, None)
         if got is not None:
             return got
     nv = len(layout.vars)
@@ -208,62 +209,70 @@ def compiled_for(layout: Layout) -> bool:
     return _steps is not None and COMPILED and layout.counts_only
 
 
-def _run_compiled(
+def run_compiled(
     query: CompiledQuery,
     layout: Layout,
     ts: np.ndarray,
-    code: np.ndarray,
-    kid: np.ndarray | None,
+    masks: list[np.ndarray],
+    idx: np.ndarray | None,
+    starts: np.ndarray | None,
 ) -> dict[Any, WindowResult] | None:
-    """``run_kernel``'s results from the compiled kernel (``_steps.c``), or None where it
-    leaves the run to the Python kernel (several events at one time stamp of a template
-    with no simultaneous order, or a window spanning more than a few million slides)."""
-    nv = len(layout.vars)
+    """Results of the compiled kernel (``_steps.c``), per window index, or with ``starts``
+    per (partition index, window index); None where it leaves the run to the Python
+    kernel (a visited row matching several variables, several events at one time stamp of
+    a template with no simultaneous order, a window spanning millions of slides).
+
+    ``ts``: time stamps of the rows; ``masks``: per variable of ``layout.vars`` whether a
+    row matches it; ``idx``: the increasing rows to visit (None: all); ``starts``: the rows
+    where the partitions start (None: one partition), rows in time order within each."""
     index = layout.index
     owners = tuple(index[e] if e in index else -1 for e in layout.cvars)
     got = _steps.run(
         np.ascontiguousarray(ts, dtype=np.int64),
-        np.ascontiguousarray(code, dtype=np.int64),
-        None if kid is None else np.ascontiguousarray(kid, dtype=np.int64),
-        nv,
+        None if idx is None else np.ascontiguousarray(idx),
+        tuple(np.ascontiguousarray(m, dtype=bool) for m in masks),
+        None if starts is None else np.ascontiguousarray(starts),
+        len(layout.vars),
         None if layout.rank is None else tuple(layout.rank),
         tuple(int(x) for x in layout.selfloop),
         tuple(int(x) for x in layout.start),
         tuple(tuple(p) for p in layout.preds),
         owners,
+        tuple(layout.end),
         int(query.within),
         int(query.slide),
     )
     if got is None:
         return None
     kids_b, ks_b, vals_b = got
-    size = layout.size
     ks = np.frombuffer(ks_b, dtype=np.int64).tolist()
     if not ks:
         return {}
-    pairs = np.frombuffer(vals_b, dtype=np.uint64).reshape(len(ks) * size, 2)
+    # per window: the trends, then COUNT(E) per key, summed over the END variables
+    width = 1 + len(owners)
+    pairs = np.frombuffer(vals_b, dtype=np.uint64).reshape(len(ks) * width, 2)
     low, high = pairs[:, 0], pairs[:, 1]
-    saturated = (low == _ALL_ONES) & (high == _ALL_ONES)
-    values = low.astype(object)
     if high.any():
-        values = values + (high.astype(object) << 64)
-    if saturated.any():
-        values[saturated] = NAN
-    states = values.reshape(len(ks), size).tolist()
-    result = layout.result
-    out: dict[Any, WindowResult] = {}
-    if kid is None:
-        for k, st in zip(ks, states, strict=True):
-            r = result(tuple(st))
-            if r is not None:
-                out[k] = r
+        saturated = (low == _ALL_ONES) & (high == _ALL_ONES)
+        big = low.astype(object) + (high.astype(object) << 64)
+        big[saturated] = NAN
+        values = big.tolist()
     else:
-        kids = np.frombuffer(kids_b, dtype=np.int64).tolist()
-        for p, k, st in zip(kids, ks, states, strict=True):
-            r = result(tuple(st))
-            if r is not None:
-                out[(p, k)] = r
-    return out
+        values = low.tolist()
+    trends = values[::width]
+    if width == 1:
+        results = [WindowResult(t) for t in trends]
+    else:
+        names = layout.cvars
+        per_key = [values[1 + j :: width] for j in range(len(names))]
+        results = [
+            WindowResult(t, dict(zip(names, counts, strict=True)))
+            for t, *counts in zip(trends, *per_key, strict=True)
+        ]
+    if starts is None:
+        return dict(zip(ks, results, strict=True))
+    kids = np.frombuffer(kids_b, dtype=np.int64).tolist()
+    return dict(zip(zip(kids, ks, strict=True), results, strict=True))
 
 
 def _simultaneous_steps(

@@ -35,6 +35,19 @@ def test_a_record_longer_than_a_small_block_is_read_whole(tmp_path: Path) -> Non
     assert files.CSV_BLOCK_SIZE >= 1 << 20  # documented: a record may be up to this long
 
 
+def test_a_record_longer_than_a_parallel_block_is_read_again_in_large_blocks(tmp_path: Path, monkeypatch) -> None:
+    # the first read's small blocks (parsed in parallel) cannot hold the 4 KiB record: the
+    # file is read again in CSV_BLOCK_SIZE blocks, with the same table as a result
+    monkeypatch.setattr(files, "CSV_PARALLEL_BLOCK", 1024)
+    note = "n" * 4096
+    events = tmp_path / "long.csv"
+    rows = [f"A,{i},x{i}" for i in range(300)]  # several small blocks before the long record
+    events.write_text("type,ts,note\n" + "\n".join(rows) + f"\nB,400,{note}\n")
+    table = read_event_table(events)
+    assert table.column("note").to_pylist() == [f"x{i}" for i in range(300)] + [note]
+    assert table.column("type").to_pylist() == ["A"] * 300 + ["B"]
+
+
 def test_wrong_field_count_names_the_physical_line(tmp_path: Path) -> None:
     # the record on physical line 4 (line 3 holds a quoted line break) has 2 fields, not 3
     events = tmp_path / "fields.csv"

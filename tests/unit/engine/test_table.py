@@ -229,7 +229,7 @@ def test_many_events_per_time_stamp_equal_the_two_step_reference(text: str, rows
 @settings(deadline=None)
 @given(sizes=st.lists(st.integers(1, 6), min_size=0, max_size=12), size=st.integers(1, 10), data=st.data())
 def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int, data: st.DataObject) -> None:
-    from trendlake.engine.executor import partition_chunks
+    from trendlake.engine.timeline import partition_chunks
 
     kid = np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)  # a key set's rows
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64) if sizes else np.zeros(0, np.int64)
@@ -247,7 +247,8 @@ def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int, dat
 
 
 def test_kernel_chunks_do_not_change_results(monkeypatch) -> None:
-    from trendlake.engine import executor as table_mod
+    from trendlake.engine import timeline
+    from trendlake.engine.strategies.cogra import kernel
 
     rng = random.Random(5)
     rows = [{"type": rng.choice("ABC"), "ts": i // 3, "seq": i, "g": rng.randint(0, 6), "x": rng.randint(0, 4)}
@@ -255,7 +256,8 @@ def test_kernel_chunks_do_not_change_results(monkeypatch) -> None:
     text = "QUERY q RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, B+, C) GROUP-BY g WITHIN 20 seconds SLIDE 10 seconds;"
     plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
     whole = finished(plan, evaluate_table_partials(plan, as_table(rows)))
-    monkeypatch.setattr(table_mod, "KERNEL_CHUNK", 7)
+    monkeypatch.setattr(timeline, "KERNEL_CHUNK", 7)
+    monkeypatch.setattr(kernel, "COMPILED", False)  # chunks are the Python kernel's
     chunked = finished(plan, evaluate_table_partials(plan, as_table(rows)))
     want = by_hand(plan, rows, reference.run)
     assert rows_equal(whole, want) and rows_equal(chunked, want)
