@@ -24,7 +24,7 @@ from trendlake.engine.expr import attributes
 from trendlake.engine.expr.vector import local_mask
 from trendlake.engine.plan import Plan, PlanError, load_plan
 from trendlake.engine.query import CONTIGUOUS, CompiledQuery
-from trendlake.engine.results import finalize
+from trendlake.engine.results import finalizer
 from trendlake.engine.shared import kind_module
 from trendlake.engine.strategies import Strategy, choose
 from trendlake.engine.timeline import key_runs, partition_of
@@ -223,16 +223,19 @@ def finish_query(query: CompiledQuery, partials: Partials) -> list[dict[str, Any
         keys.sort()  # numbers only: the same order as _sortable's, without a key per row
     else:
         keys.sort(key=lambda gk: (tuple(_sortable(v) for v in gk[0]), gk[1]))
-    for group, k in keys:
-        result = partials[(group, k)]
+    name, group_by, within, slide = query.name, query.group_by, query.within, query.slide
+    aggregates = finalizer(query)
+    for key in keys:
+        result = partials[key]
         if not result.trends:
             continue
-        start, end = query.window_bounds(k)
-        row: dict[str, Any] = {"query": query.name}
-        row.update(zip(query.group_by, group, strict=True))
-        row["window_start"] = start
-        row["window_end"] = end
-        row.update(finalize(query, result))
+        group, k = key
+        row: dict[str, Any] = {"query": name}
+        row.update(zip(group_by, group, strict=True))
+        row["window_start"] = start = k * slide  # timeline.window_bounds
+        row["window_end"] = start + within
+        for agg, read in aggregates:
+            row[agg] = read(result)
         rows.append(row)
     return rows
 
@@ -519,11 +522,13 @@ def _query_partials(
     if strategy.columnar(query) and strategy.run_partitions is not None:
         # every partition in one call (the strategy cuts its own work into chunks)
         results = strategy.run_partitions(query, masks, idx, ks.ts, attrs, ks.starts)
-        values = ks.values(part for part, _ in results)
+        values = ks.values({part for part, _ in results})
+        groups = {part: tuple(key[i] for i in positions) for part, key in values.items()}
+        if positions == list(range(len(query.partition_by))):  # a partition is a group
+            return {(groups[part], k): result for (part, k), result in results.items() if result.trends}
         for (part, k), result in results.items():
             if result.trends:
-                group = tuple(values[part][i] for i in positions)
-                merge_into(partials, (group, k), result)
+                merge_into(partials, (groups[part], k), result)
         return partials
 
     # a row-based strategy per remaining partition, on Event objects of the kept rows

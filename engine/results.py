@@ -12,6 +12,7 @@ that is finite. A result is exact or marked, never wrong.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from trendlake.engine.aggregates import (
@@ -67,6 +68,8 @@ OVERFLOW = _Overflow()
 def _exact(value: Any) -> Any:
     """A COUNT or SUM as reported: the value, or OVERFLOW when it does not fit a
     decimal(38,0) column, saturated (NaN, not finite) or is no longer exact (Far)."""
+    if type(value) is int and -CAP <= value <= CAP:  # the common case, first
+        return value
     if isinstance(value, Far):
         return OVERFLOW
     if isinstance(value, float) and not math.isfinite(value):
@@ -94,25 +97,33 @@ def _mean(total: Any, n: Any) -> Any:
 
 def finalize(query: CompiledQuery, result: WindowResult) -> dict[str, Any]:
     """The aggregate columns of one result row, by output name."""
-    out: dict[str, Any] = {}
+    return {name: read(result) for name, read in finalizer(query)}
+
+
+def finalizer(query: CompiledQuery) -> list[tuple[str, Callable[[WindowResult], Any]]]:
+    """Per aggregate of ``query``, its output name and the function reading its value off a
+    window's result (made once per query: result rows are many)."""
+    out: list[tuple[str, Callable[[WindowResult], Any]]] = []
     for agg in query.aggregates:
-        if agg.fn == "count_star":
-            out[agg.name] = _exact(result.trends)
-        elif agg.fn == "count":
-            out[agg.name] = _exact(result.counts.get(agg.var, 0))
-        elif agg.fn == "sum":
-            out[agg.name] = _exact(result.sums.get((agg.var, agg.attr), 0))
-        elif agg.fn == "avg":
-            out[agg.name] = _mean(
-                result.sums.get((agg.var, agg.attr), 0), result.counts.get(agg.var, 0)
-            )
-        elif agg.fn == "min":
-            out[agg.name] = result.mins.get((agg.var, agg.attr))
-        elif agg.fn == "max":
-            out[agg.name] = result.maxs.get((agg.var, agg.attr))
-        else:
-            raise ValueError(f"unknown aggregate function {agg.fn!r}")
+        out.append((agg.name, _reader(agg.fn, agg.var, agg.attr)))
     return out
+
+
+def _reader(fn: str, var: Any, attr: Any) -> Callable[[WindowResult], Any]:
+    key = (var, attr)
+    if fn == "count_star":
+        return lambda r: _exact(r.trends)
+    if fn == "count":
+        return lambda r: _exact(r.counts.get(var, 0))
+    if fn == "sum":
+        return lambda r: _exact(r.sums.get(key, 0))
+    if fn == "avg":
+        return lambda r: _mean(r.sums.get(key, 0), r.counts.get(var, 0))
+    if fn == "min":
+        return lambda r: r.mins.get(key)
+    if fn == "max":
+        return lambda r: r.maxs.get(key)
+    raise ValueError(f"unknown aggregate function {fn!r}")
 
 
 def is_equal(a: Any, b: Any, rel: float = 1e-9) -> bool:
