@@ -91,7 +91,7 @@ def run_eval(workload: Path, path: Path) -> list[dict[str, Any]]:
 
     plan, whash = compile_plan(workload, None)
     loaded = engine.load_plan(plan, workload_hash=whash)
-    table = read_event_file(path, None)
+    table = read_event_file(path, None, engine.columns_needed(loaded))
     return evaluate_table(loaded, table)
 
 

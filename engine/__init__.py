@@ -16,6 +16,7 @@ from trendlake.engine.errors import EngineError, EventFileError
 from trendlake.engine.events import read_events
 from trendlake.engine.executor import (
     Partials,
+    columns_needed,
     evaluate,
     evaluate_partials,
     evaluate_query,
@@ -43,6 +44,7 @@ __all__ = [
     "Unsupported",
     "WindowResult",
     "choose",
+    "columns_needed",
     "evaluate",
     "evaluate_partials",
     "evaluate_query",

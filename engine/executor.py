@@ -31,6 +31,7 @@ from trendlake.engine.timeline import key_runs, partition_of
 
 __all__ = [
     "Partials",
+    "columns_needed",
     "evaluate",
     "evaluate_partials",
     "evaluate_query",
@@ -268,6 +269,20 @@ def mandatory_variables(query: CompiledQuery) -> frozenset[str]:
         if not (seen & (query.end - {v})):
             out.add(v)
     return frozenset(out)
+
+
+def columns_needed(plan: Plan | dict[str, Any], queries: Iterable[str] | None = None) -> set[str]:
+    """The attribute columns evaluating ``plan`` (or its named queries) reads: what their
+    predicates and aggregates mention, and the attributes that partition them."""
+    raw = plan.raw if isinstance(plan, Plan) else plan
+    wanted = None if queries is None else set(queries)
+    found: set[str] = set()
+    for spec in raw.get("queries", []):
+        if wanted is None or spec.get("name") in wanted:
+            found |= referenced_attributes(spec)
+            for key in ("group_by", "partition_by", "equivalence"):
+                found.update(spec.get(key) or [])
+    return found
 
 
 def referenced_attributes(spec: dict[str, Any]) -> set[str]:

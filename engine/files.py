@@ -23,6 +23,9 @@ typed by the rules. A
 CSV file over ``STREAM_BYTES`` is read block by block, so that its text is
 never in memory whole next to the table.
 
+Without a stream schema, ``columns`` (what a plan refers to) limits the attribute
+columns read; with one, every declared attribute is read and checked.
+
 The result has ``type`` (string; dictionary-encoded from a CSV file read without a
 stream schema), ``ts`` (int64 µs UTC), optionally ``seq``,
 and the attribute columns, in file order: what
@@ -55,8 +58,14 @@ STREAM_BYTES = 64 << 20  # larger CSV files without a stream schema are read blo
 __all__ = ["FORMATS", "read_event_table"]
 
 
-def read_event_table(path: str | Path, stream_schema: dict[str, Any] | None = None) -> Any:
-    """The events of a CSV, JSON-lines or Parquet file as a typed pyarrow Table (see module doc)."""
+def read_event_table(
+    path: str | Path, stream_schema: dict[str, Any] | None = None, columns: set[str] | None = None
+) -> Any:
+    """The events of a CSV, JSON-lines or Parquet file as a typed pyarrow Table (see module doc).
+
+    ``columns``: without a stream schema, only these attribute columns are read (besides
+    ``type``, ``ts`` and ``seq``): what a plan refers to (``engine.columns_needed``). With a
+    stream schema every declared attribute is read and checked against its type."""
     path = Path(path)
     if not path.exists():
         raise EventFileError(f"{path}: no such file")
@@ -66,29 +75,40 @@ def read_event_table(path: str | Path, stream_schema: dict[str, Any] | None = No
     if fmt is None:
         raise EventFileError(f"{path}: unknown event file format {path.suffix!r} (use .csv, .jsonl or .parquet)")
     # the raw table is referenced by ``_typed`` alone, which drops each column once typed
+    keep = None if stream_schema is not None or columns is None else {*columns, *RESERVED}
     if fmt == "csv":
-        return _typed(_read_csv(path, infer=stream_schema is None), stream_schema, _CsvLines(path))
+        return _typed(_read_csv(path, infer=stream_schema is None, keep=keep), stream_schema, _CsvLines(path))
     if fmt == "json":
-        return _typed(_read_json(path), stream_schema, _JsonLines(path))
-    return _typed(_read_parquet(path), stream_schema, _ParquetRows(path))
+        return _typed(_only(_read_json(path), keep), stream_schema, _JsonLines(path))
+    return _typed(_only(_read_parquet(path), keep), stream_schema, _ParquetRows(path))
+
+
+def _only(table: Any, keep: set[str] | None) -> Any:
+    """The table's columns named in ``keep`` (all of them for None)."""
+    if keep is None:
+        return table
+    return table.select([name for name in table.column_names if name in keep])
 
 
 # ---------------------------------------------------------------------- reading
 
 
-def _read_csv(path: Path, infer: bool = False) -> Any:
-    """The file's columns as text; with ``infer`` (no stream schema), columns pyarrow
-    reads as ``int64`` are kept as such (see ``_read_csv_inferred``)."""
+def _read_csv(path: Path, infer: bool = False, keep: set[str] | None = None) -> Any:
+    """The file's columns (those in ``keep``, or all) as text; with ``infer`` (no stream
+    schema), columns pyarrow reads as ``int64`` are kept as such (see
+    ``_read_csv_inferred``). Every field of every record is still parsed: a record with
+    another number of fields is an error whatever columns are kept."""
     header = _csv_header(path)
+    names = [name for name in header if keep is None or name in keep]
     quoted = _has_byte(path, b'"')
     if infer and not _has_hex_prefix(path):
-        return _read_csv_inferred(path, header, quoted)
+        return _read_csv_inferred(path, header, quoted, names)
     # without a stream schema the event type is read dictionary-encoded either way
-    want = {name: "types" if infer and name == "type" else "text" for name in header}
+    want = {name: "types" if infer and name == "type" else "text" for name in names}
     return _read_csv_columns(path, header, want, quoted)
 
 
-def _read_csv_inferred(path: Path, header: list[str], quoted: bool = True) -> Any:
+def _read_csv_inferred(path: Path, header: list[str], quoted: bool = True, names: list[str] | None = None) -> Any:
     """Without a stream schema: pyarrow's own inference, kept where it equals the typing
     rules. A column pyarrow reads as ``int64`` holds ``[ \t]*-?digits[ \t]*`` (or hex,
     refused before: ``_has_hex_prefix``), which the rules read as the same integer; the
@@ -97,7 +117,7 @@ def _read_csv_inferred(path: Path, header: list[str], quoted: bool = True) -> An
     (benchmarks/README.md, "eval")."""
     import pyarrow as pa
 
-    want = {name: "types" if name == "type" else "infer" for name in header}
+    want = {name: "types" if name == "type" else "infer" for name in (header if names is None else names)}
     table = _read_csv_stream(path, header, want, quoted) if path.stat().st_size > STREAM_BYTES else None
     if table is None:
         table = _read_csv_columns(path, header, want, quoted)

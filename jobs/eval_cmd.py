@@ -265,10 +265,10 @@ def run_eval(args: argparse.Namespace) -> int:
         schema = _schema(args.stream)
         table = None
 
-        def table_of() -> Any:
+        def table_of(columns: set[str] | None = None) -> Any:
             nonlocal table
             if table is None:
-                table = read_event_file(args.events, schema)
+                table = read_event_file(args.events, schema, columns)
             return table
 
         plan, whash = compile_plan(args.workload, args.stream, args.planner, planning_statistics(args, table_of))
@@ -276,7 +276,7 @@ def run_eval(args: argparse.Namespace) -> int:
         if args.plan:
             plan = json.loads(args.plan.read_text())
         loaded = engine.load_plan(plan, workload_hash=whash)
-        table = table_of()
+        table = table_of(engine.columns_needed(loaded, args.query))  # the columns the plan reads
         shared_stats = _shared_stats(loaded.raw, bool(getattr(args, "sharing_out", None)))
         started = time.perf_counter()
         rows = evaluate_table(loaded, table, strategy=args.strategy, queries=args.query, shared_stats=shared_stats)
@@ -348,11 +348,12 @@ def sharing_report(plan: dict[str, Any], shared_stats: dict[str, Any]) -> dict[s
     return {"plan_id": plan.get("plan_id"), "planner": plan.get("planner"), "groups": groups}
 
 
-def read_event_file(path: Path, schema: dict[str, Any] | None = None) -> Any:
-    """The events of a file as a typed Arrow table (``engine.files.read_event_table``)."""
+def read_event_file(path: Path, schema: dict[str, Any] | None = None, columns: set[str] | None = None) -> Any:
+    """The events of a file as a typed Arrow table (``engine.files.read_event_table``; without
+    a stream schema only the attribute ``columns`` given, when given)."""
     from trendlake.engine.files import read_event_table
 
-    return read_event_table(path, schema)
+    return read_event_table(path, schema, columns)
 
 
 def evaluate_table(

@@ -89,3 +89,43 @@ def test_a_bad_parquet_value_names_its_row_from_1(tmp_path: Path) -> None:
     lines.write_text('{"type": "A", "ts": 1}\n\n{"type": "B", "ts": 2}\n')
     assert files._JsonLines(lines)(1) == f"{lines}: line 3"
     assert files._JsonLines(lines)(7) == f"{lines}: record 8"  # past the end: counted from 1
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_only_the_columns_a_plan_needs_are_read(tmp_path: Path, suffix: str) -> None:
+    """Without a stream schema ``columns`` prunes the attributes (type, ts and seq stay), and
+    a plan gives the same rows over the pruned table as over the whole one."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from trendlake import engine, optimizer
+
+    rows = [{"type": "ABC"[i % 3], "ts": i // 2, "seq": i, "g": i % 4, "x": i % 5, "note": f"n{i}"}
+            for i in range(60)]
+    events = tmp_path / f"events{suffix}"
+    if suffix == ".csv":
+        events.write_text("type,ts,seq,g,x,note\n" + "".join(
+            f"{r['type']},{r['ts']},{r['seq']},{r['g']},{r['x']},{r['note']}\n" for r in rows))
+    elif suffix == ".jsonl":
+        events.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), events)
+    text = ("QUERY q RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, B+, C) GROUP-BY g "
+            "WITHIN 10 seconds SLIDE 5 seconds;")
+    plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
+    assert engine.columns_needed(plan) == {"g", "x"}
+    pruned = read_event_table(events, columns=engine.columns_needed(plan))
+    whole = read_event_table(events)
+    assert pruned.column_names == ["type", "ts", "seq", "g", "x"]
+    assert whole.column_names == ["type", "ts", "seq", "g", "x", "note"]
+    got = engine.evaluate(plan, pruned)
+    assert got and got == engine.evaluate(plan, whole)
+
+
+def test_a_record_with_another_number_of_fields_is_refused_in_an_unread_column(tmp_path: Path) -> None:
+    events = tmp_path / "fields.csv"
+    events.write_text("type,ts,note\nA,1,x\nB,2,y,z\n")
+    with pytest.raises(EventFileError, match=r"fields\.csv: line 3: 4 fields where the header has 3"):
+        read_event_table(events, columns=set())
