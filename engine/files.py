@@ -100,7 +100,7 @@ def _read_csv(path: Path, infer: bool = False, keep: set[str] | None = None) -> 
     another number of fields is an error whatever columns are kept."""
     header = _csv_header(path)
     names = [name for name in header if keep is None or name in keep]
-    quoted = _has_byte(path, b'"')
+    quoted = _has_quoted_records(path)
     if infer and not _has_hex_prefix(path):
         return _read_csv_inferred(path, header, quoted, names)
     # without a stream schema the event type is read dictionary-encoded either way
@@ -132,15 +132,21 @@ def _read_csv_inferred(path: Path, header: list[str], quoted: bool = True, names
     return table
 
 
-def _has_byte(path: Path, byte: bytes) -> bool:
-    """Does the file hold ``byte`` (one memchr over the mapped file)?"""
+def _has_quoted_records(path: Path) -> bool:
+    """Does a record after the header hold a quote character (one memchr over the mapped
+    file)? Only a quoted field can hold a line break. A header line with balanced quotes
+    (writers often quote every header name) is a record of its own and is skipped."""
     import mmap
 
     with path.open("rb") as fh:
         if fh.seek(0, 2) == 0:
             return False
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return data.find(byte) >= 0
+            end = data.find(b"\n")
+            if end < 0:
+                return data.find(b'"') >= 0
+            start = end + 1 if data[:end].count(b'"') % 2 == 0 else 0
+            return data.find(b'"', start) >= 0
 
 
 def _has_hex_prefix(path: Path) -> bool:

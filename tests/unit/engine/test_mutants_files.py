@@ -129,3 +129,26 @@ def test_a_record_with_another_number_of_fields_is_refused_in_an_unread_column(t
     events.write_text("type,ts,note\nA,1,x\nB,2,y,z\n")
     with pytest.raises(EventFileError, match=r"fields\.csv: line 3: 4 fields where the header has 3"):
         read_event_table(events, columns=set())
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ('"type","ts"\nA,1\nB,2\n', False),  # a quoted header alone
+        ("type,ts\nA,1\n", False),
+        ('type,ts\n"A",1\n', True),
+        ('"ty\npe",ts\nA,1\n', True),  # a header field holding a line break: looked at whole
+        ('type,"ts"', True),  # one line without its line break
+        ("", False),
+    ],
+)
+def test_quoted_records_are_found_after_the_header(tmp_path: Path, text: str, quoted: bool) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text(text)
+    assert files._has_quoted_records(path) is quoted
+
+
+def test_a_quoted_line_break_is_read_after_a_quoted_header(tmp_path: Path) -> None:
+    events = tmp_path / "nl.csv"
+    events.write_text('"type","ts","note"\nA,1,"two\nlines"\nB,2,x\n')
+    assert read_event_table(events).column("note").to_pylist() == ["two\nlines", "x"]
