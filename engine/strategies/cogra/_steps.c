@@ -440,13 +440,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     Py_ssize_t n = have_idx ? idx_v.len / idx_v.itemsize : rows;
     Py_ssize_t nparts = have_starts ? starts_v.len / starts_v.itemsize : 0;
-    for (Py_ssize_t e = 0; e < n; e++) { /* visited rows: increasing, inside ts */
-        int64_t r = have_idx ? index_at(&idx_v, e) : e;
-        if (r < 0 || r >= rows || (e && r <= (have_idx ? index_at(&idx_v, e - 1) : e - 1))) {
-            PyErr_SetString(PyExc_ValueError, "idx: increasing rows of ts expected");
-            goto done;
-        }
-    }
+    int bad_idx = 0; /* visited rows must increase inside ts: checked as they are read */
     for (Py_ssize_t p = 0; p < nparts; p++) {
         int64_t r = index_at(&starts_v, p);
         if ((p == 0 && r != 0) || (p && r <= index_at(&starts_v, p - 1))) {
@@ -503,13 +497,18 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     int failed = 0, declined = 0;
     Py_BEGIN_ALLOW_THREADS
     Py_ssize_t part = 0, gsize = 0; /* the time stamp group being read: its events */
-    int64_t gts = 0, gpart = 0;
+    int64_t gts = 0, gpart = 0, last_row = -1;
     int glast = 0;
     for (Py_ssize_t e = 0; e <= n && !failed && !declined; e++) {
         int64_t r = 0, t = 0;
         int c = -1;
         if (e < n) {
             r = have_idx ? index_at(&idx_v, e) : e;
+            if (r < 0 || r >= rows || r <= last_row) {
+                bad_idx = 1;
+                break;
+            }
+            last_row = r;
             while (part + 1 < nparts && index_at(&starts_v, part + 1) <= r) part++;
             t = ts[r];
             for (int v = 0; v < nv; v++) {
@@ -546,10 +545,14 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         gsize++;
         glast = c;
     }
-    if (!failed && !declined) {
+    if (!failed && !declined && !bad_idx) {
         if (flush(&r_, &st) < 0 || close_below(&w, INT64_MAX, &o) < 0) failed = 1;
     }
     Py_END_ALLOW_THREADS
+    if (bad_idx) {
+        PyErr_SetString(PyExc_ValueError, "idx: increasing rows of ts expected");
+        goto done;
+    }
     if (failed) {
         PyErr_NoMemory();
         goto done;

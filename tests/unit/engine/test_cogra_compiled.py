@@ -233,3 +233,26 @@ def test_only_count_states_take_the_compiled_kernel() -> None:
         fast, slow, calls = both_kernels(plan_of(spec), rows)
         assert fast == slow
         assert (calls.taken > 0) is taken, aggregates
+
+
+def test_the_compiled_kernel_refuses_malformed_input() -> None:
+    """The extension checks what it is given instead of reading out of bounds."""
+    steps = kernel._steps
+    ts = np.arange(6, dtype=np.int64)
+    masks = (np.ones(6, dtype=bool),)
+    template = (1, (0,), (1,), (1,), ((0,),), (), (0,), 10, 5)
+    got = steps.run(ts, None, masks, None, *template)
+    assert got is not None and len(got[1]) // 8 == 3  # windows -1, 0 and 1 hold trends
+    with pytest.raises(ValueError, match="idx: increasing rows"):
+        steps.run(ts, np.array([0, 2, 1], dtype=np.int32), masks, None, *template)
+    with pytest.raises(ValueError, match="idx: increasing rows"):
+        steps.run(ts, np.array([0, 6], dtype=np.int64), masks, None, *template)
+    with pytest.raises(ValueError, match="masks: one item per row"):
+        steps.run(ts, None, (np.ones(5, dtype=bool),), None, *template)
+    with pytest.raises(TypeError, match="ts: a contiguous int64 buffer"):
+        steps.run(ts.astype(np.float64), None, masks, None, *template)
+    with pytest.raises(ValueError, match="starts: increasing rows from 0"):
+        steps.run(ts, None, masks, np.array([1, 3], dtype=np.int64), *template)
+    # an event matching two variables: left to the Python kernel
+    two = (2, (0, 1), (0, 0), (1, 1), ((), ()), (), (0, 1), 10, 5)
+    assert steps.run(ts, None, (np.ones(6, dtype=bool), np.ones(6, dtype=bool)), None, *two) is None
