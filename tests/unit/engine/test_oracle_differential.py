@@ -98,7 +98,9 @@ def test_every_strategy_equals_the_oracle() -> None:
     print(f"\noracle differential: {report}")
     assert n >= 100, report
     assert STATS["oracle budget exceeded"] <= 0.05 * n, report
-    assert STATS["with a trend"] >= 0.7 * n, report
+    # 73-87% over seeds 0-4, one random seed of about 20 gave 63%: the floor guards against a
+    # generator drifting to trivial cases, without failing CI on an unlucky draw
+    assert STATS["with a trend"] >= 0.55 * n, report
     assert STATS["with a window of >1 trend"] >= 0.4 * n, report
     for feature in (
         "aliases", "not_leading", "not_trailing", "not_between", "not_nested", "not_in_kleene",
