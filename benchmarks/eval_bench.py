@@ -176,12 +176,10 @@ def main(argv: list[str] | None = None) -> int:
         base_s = statistics.median(times["baseline"])
         report["baseline"] = {"seconds": base_s, "times": times["baseline"], "type_counts": outs["baseline"]}
         print(f"baseline (pyarrow read + value_counts): {base_s:.3f}s", file=sys.stderr)
-        ok = True
         for key in workloads:
             eval_s = statistics.median(times[key])
             ratio = eval_s / base_s
             paired = statistics.median(e / b for e, b in zip(times[key], times["baseline"], strict=True))
-            ok &= ratio <= 3.0
             report["runs"][key] = {"workload": WORKLOADS[key], "seconds": eval_s, "times": times[key],
                                    "result_rows": len(outs[key]), "ratio_to_baseline": ratio,
                                    "median_ratio_per_round": paired, "goal": 3.0, "goal_met": ratio <= 3.0}
@@ -198,7 +196,6 @@ def main(argv: list[str] | None = None) -> int:
             ratio = measured["peak_rss_bytes"] / nbytes
             report["memory"] = {"events": args.memory, "arrow_table_bytes": nbytes, **measured,
                                 "ratio_to_arrow_table": ratio, "goal": 3.0, "goal_met": ratio <= 3.0}
-            ok &= ratio <= 3.0
             print(f"eval on {args.memory} events: peak RSS {measured['peak_rss_bytes'] / 2**20:.0f} MiB = "
                   f"{ratio:.2f}x the Arrow table ({nbytes / 2**20:.0f} MiB), {measured['seconds']:.1f}s",
                   file=sys.stderr)
@@ -207,7 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     name = "eval_bench.json" if not args.random_x else "eval_bench_random_x.json"
     (args.out / name).write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {args.out / name}; goals {'met' if ok else 'NOT met'}", file=sys.stderr)
+    met = [f"{key} {'met' if run['goal_met'] else 'NOT met'}" for key, run in report["runs"].items()]
+    if "memory" in report:
+        met.append(f"memory {'met' if report['memory']['goal_met'] else 'NOT met'}")
+    print(f"wrote {args.out / name}; goals (<= 3x): {', '.join(met)}", file=sys.stderr)
     return 0
 
 
