@@ -45,7 +45,6 @@ static inline int64_t floordiv(int64_t a, int64_t b) {
     return q;
 }
 
-static inline int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
 
 /* a + b, saturated past CAP, for a and b each at most CAP or NANV: two counts at most CAP
  * cannot wrap, and NANV plus anything either wraps (to below NANV) or stays NANV */
@@ -500,7 +499,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     int64_t gts = 0, gpart = 0, last_row = -1;
     int glast = 0;
     for (Py_ssize_t e = 0; e <= n && !failed && !declined; e++) {
-        int64_t r = 0, t = 0;
+        int64_t r = 0, when = 0;
         int c = -1;
         if (e < n) {
             r = have_idx ? index_at(&idx_v, e) : e;
@@ -510,7 +509,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
             }
             last_row = r;
             while (part + 1 < nparts && index_at(&starts_v, part + 1) <= r) part++;
-            t = ts[r];
+            when = ts[r];
             for (int v = 0; v < nv; v++) {
                 if (mask[v][r]) {
                     if (c >= 0) { declined = 1; break; } /* matches several variables */
@@ -520,7 +519,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
             if (declined) break;
             if (c < 0) continue; /* matches no variable: changes nothing */
         }
-        if (gsize && (e == n || part != gpart || t != gts)) {
+        if (gsize && (e == n || part != gpart || when != gts)) {
             /* the group is complete: its runs, one variable at a time */
             if (gsize == 1) {
                 if (add_run(&r_, &st, glast, 1, gts, gpart) < 0) failed = 1;
@@ -539,7 +538,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         if (e == n) break;
         if (!gsize) {
             gpart = part;
-            gts = t;
+            gts = when;
         }
         cnt[c]++;
         gsize++;
