@@ -73,6 +73,8 @@ def test_core_install_runs_eval_and_plan_outside_the_checkout(core_venv: Path, t
     for stray in ("engine", "jobs", "optimizer", "schemas", "dags", "benchmarks", "datagen"):
         probe = subprocess.run([py, "-c", f"import {stray}"], cwd=work, env=env, capture_output=True, text=True)
         assert probe.returncode != 0 and "No module named" in probe.stderr, f"`import {stray}` works"
+    # COGRA's compiled count kernel is built into the wheel (a C compiler is at hand here)
+    _run([py, "-c", "from trendlake.engine.strategies.cogra import _steps"], cwd=work, env=env)
     workload = _run([py, "-c", "from trendlake.schemas import workload_path; print(workload_path('sample_rides.etq'))"],
                     cwd=work, env=env).stdout.strip()
     _run([tl, "generate", "rides", "-n", "3000", "-o", "day.csv", "--seed", "5"], cwd=work, env=env)
