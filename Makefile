@@ -21,11 +21,12 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/trendlake demo
 
-# both tiers on both cores (pytest-xdist); the integration tier by file, so that a file's
-# tests share their worker's SparkSession and sample lake
+# both tiers on both cores (pytest-xdist); the integration tier by file (xdist groups set in
+# tests/integration/conftest.py: a file, or the files sharing the sample lake), so that a file's
+# tests share their worker's SparkSession and the sample lake is built once
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests/integration
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests/integration
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit

@@ -18,6 +18,16 @@ per test; the pipeline steps cost tens of seconds each on 2 cores):
 * ``lake_copy`` (function) -- a private copy of the sample lake (Delta tables
   are plain folders; their logs hold relative paths), for tests that replay,
   re-ingest, corrupt or otherwise write.
+
+Scheduling on pytest-xdist workers (``make test``: ``-n 2 --dist loadgroup``):
+every integration test gets an ``xdist_group`` -- its file, except that the
+files using ``sample_lake`` form one group (``SAMPLE_LAKE_FILES``), so the
+sample pipeline runs once per run instead of once per worker. Files are handed
+out longest first (``LONGEST_FIRST``, from ``--durations=0``), and xdist's own
+reordering by test count is turned off: it queued the one-test files, the
+longest ones, last, where a single file on one worker is the run's tail. The
+order and groups only decide where and when a file runs, never what it checks;
+with ``--dist loadfile`` the groups are ignored and each file is its own unit.
 """
 
 from __future__ import annotations
@@ -36,6 +46,60 @@ from tests.integration.sample import trip_rows, write_csv
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 # Read by the `java` launcher of every JVM this test process starts (Spark's driver).
 os.environ.setdefault("JDK_JAVA_OPTIONS", TEST_JVM_OPTIONS)
+
+INTEGRATION = Path(__file__).resolve().parent
+# the files whose tests use ``sample_lake``: one xdist group, so one worker builds it once
+SAMPLE_LAKE_FILES = (
+    "airflow/test_dags.py",
+    "spark/test_replay.py",
+    "spark/test_replay_shared.py",
+    "spark/test_bench_replay_smoke.py",
+)
+# units of work (files, or the sample-lake group), longest first as measured on 2 cores;
+# files not listed follow in collection order
+LONGEST_FIRST = (
+    "cluster/test_cluster.py",
+    "sample_lake",
+    "spark/test_ingest_reliability.py",
+    "spark/test_ingest_fuzz.py",
+    "spark/test_exit_codes.py",
+    "spark/test_ingest.py",
+    "spark/test_adapters_ingest.py",
+    "spark/test_pushdown_conformance.py",
+    "benchmarks/test_bench_suite_smoke.py",
+    "spark/test_replay_atomic.py",
+    "spark/test_typing_agreement.py",
+    "spark/test_sql_readonly.py",
+    "spark/test_overflow.py",
+)
+
+
+def _work_unit(item: pytest.Item) -> str | None:
+    """The xdist group of an integration test: the sample-lake group or its own file."""
+    path = Path(str(item.path)).resolve()
+    if not path.is_relative_to(INTEGRATION):
+        return None
+    name = path.relative_to(INTEGRATION).as_posix()
+    return "sample_lake" if name in SAMPLE_LAKE_FILES else name
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):
+        # xdist would queue files by test count (most first): the one-test files, the longest here,
+        # would start last; keep the order below instead
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {unit: i for i, unit in enumerate(LONGEST_FIRST)}
+    units = {id(item): _work_unit(item) for item in items}
+    for item in items:
+        if units[id(item)] is not None:
+            item.add_marker(pytest.mark.xdist_group(units[id(item)]))
+    # a stable sort: within a unit (and among unlisted units) the collection order stays
+    items.sort(key=lambda item: rank.get(units[id(item)] or "", len(rank)))
+
 
 SAMPLE_DAY = datetime(2026, 1, 1, tzinfo=UTC)
 ONE_DAY = timedelta(days=1)
