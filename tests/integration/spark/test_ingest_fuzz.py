@@ -3,7 +3,9 @@
 Whatever the files hold: ingest never raises, every row it read is in bronze
 or in quarantine (per file, as the log says), a JSON lines file's rows are its
 non-blank lines, and a rerun over the same folder changes no table. Each
-example starts a Spark job, so the example counts are small (``TRENDLAKE_FUZZ_EXAMPLES``, default 5);
+example is a whole ingest on Spark (about 15 s on 2 cores, nearly all of it Spark and
+Great Expectations jobs; drawing the files takes milliseconds), so the example counts
+are small (``TRENDLAKE_FUZZ_EXAMPLES``, default 3; set it higher for a longer local run);
 one SparkSession serves them all.
 """
 
@@ -32,7 +34,7 @@ pytestmark = pytest.mark.spark
 
 RIDES = load_stream_schema("rides")
 COLUMNS = ["type", "ts", *RIDES["attributes"]]
-FUZZ = settings(max_examples=int(os.environ.get("TRENDLAKE_FUZZ_EXAMPLES", "5")), deadline=None, database=None,
+FUZZ = settings(max_examples=int(os.environ.get("TRENDLAKE_FUZZ_EXAMPLES", "3")), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 # Times stay within 1970..2100: far-out numeric times (epoch milliseconds read as seconds)
