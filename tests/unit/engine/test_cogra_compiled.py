@@ -86,8 +86,8 @@ def counts_only(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def long_grouped_cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A counts-only query over up to 600 events of up to 3 groups: bursts of one type,
-    often several events of a time stamp (of one group or of several types); sometimes a
-    flood of one type at the end."""
+    often several events of a time stamp (of one group or of several types); in one case
+    of four a flood of one type at the end."""
     spec = counts_only(draw)
     positive = sorted({v["type"] for v in spec["variables"] if not v["negated"]})
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -113,13 +113,19 @@ def long_grouped_cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, 
                 }
             )
     if draw(st.integers(0, 3)) == 0:
-        # a flood: one group's long run of one type inside a 400-second window, so that the
-        # counts of Kleene variables pass the cap
+        # a flood: one group's long run of a Kleene variable's type (any type where the query
+        # has none) inside a 400-second window, then one event of every type, so that counts
+        # pass the cap
         spec["window"] = {"within_us": 400 * SECOND, "slide_us": draw(st.sampled_from([400, 200, 150])) * SECOND}
-        etype = draw(st.sampled_from(positive))
+        names = {v["name"]: v["type"] for v in spec["variables"] if not v["negated"]}
+        looped = sorted({names[t["from"]] for t in spec["template"]["transitions"] if t["from"] == t["to"]})
+        etype = draw(st.sampled_from(looped or positive))
         for _ in range(draw(st.integers(130, 260))):
             ts += int(rng.choice([0, 1, 1]))
             rows.append({"type": etype, "ts": ts, "seq": len(rows), "g": 0, "x": 1, "y": 1})
+        for other in positive:
+            ts += 1
+            rows.append({"type": other, "ts": ts, "seq": len(rows), "g": 0, "x": 1, "y": 1})
     return spec, rows
 
 
