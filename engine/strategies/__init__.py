@@ -24,6 +24,8 @@ from trendlake.engine.strategies import cogra, greta, reference
 
 __all__ = ["STRATEGIES", "Strategy", "choose", "strategy_for"]
 
+# (query, masks per variable over the rows, kept rows, time stamps of the rows, attributes,
+# the rows where the partitions start) -> results per (partition index, window index)
 PartitionRunner = Callable[
     [CompiledQuery, dict[str, np.ndarray], np.ndarray, np.ndarray, Mapping[str, Any], np.ndarray],
     dict[tuple[int, int], WindowResult],
