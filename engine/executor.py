@@ -280,8 +280,7 @@ def columns_needed(plan: Plan | dict[str, Any], queries: Iterable[str] | None = 
     for spec in raw.get("queries", []):
         if wanted is None or spec.get("name") in wanted:
             found |= referenced_attributes(spec)
-            for key in ("group_by", "partition_by", "equivalence"):
-                found.update(spec.get(key) or [])
+            found.update(spec.get("partition_by") or [])  # group_by, then equivalence
     return found
 
 

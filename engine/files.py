@@ -29,7 +29,7 @@ columns read; with one, every declared attribute is read and checked.
 The result has ``type`` (string; dictionary-encoded from a CSV file read without a
 stream schema), ``ts`` (int64 µs UTC), optionally ``seq``,
 and the attribute columns, in file order: what
-``engine.table.evaluate_table_partials`` takes. A value that does not fit is
+``engine.evaluate`` takes. A value that does not fit is
 an ``EventFileError`` naming the file, the line (row for Parquet) and the
 column; no row becomes a Python object on the way.
 """
@@ -38,8 +38,10 @@ from __future__ import annotations
 
 import csv
 import json
+import mmap
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +110,7 @@ def _read_csv(path: Path, infer: bool = False, keep: set[str] | None = None) -> 
     return _read_csv_columns(path, header, want, quoted)
 
 
-def _read_csv_inferred(path: Path, header: list[str], quoted: bool = True, names: list[str] | None = None) -> Any:
+def _read_csv_inferred(path: Path, header: list[str], quoted: bool, names: list[str]) -> Any:
     """Without a stream schema: pyarrow's own inference, kept where it equals the typing
     rules. A column pyarrow reads as ``int64`` holds ``[ \t]*-?digits[ \t]*`` (or hex,
     refused before: ``_has_hex_prefix``), which the rules read as the same integer; the
@@ -117,7 +119,7 @@ def _read_csv_inferred(path: Path, header: list[str], quoted: bool = True, names
     (benchmarks/README.md, "eval")."""
     import pyarrow as pa
 
-    want = {name: "types" if name == "type" else "infer" for name in (header if names is None else names)}
+    want = {name: "types" if name == "type" else "infer" for name in names}
     table = _read_csv_stream(path, header, want, quoted) if path.stat().st_size > STREAM_BYTES else None
     if table is None:
         table = _read_csv_columns(path, header, want, quoted)
@@ -132,47 +134,52 @@ def _read_csv_inferred(path: Path, header: list[str], quoted: bool = True, names
     return table
 
 
+@contextmanager
+def _mapped(path: Path) -> Iterator[mmap.mmap | None]:
+    """The file's bytes, mapped (None for an empty file): scanned without reading it."""
+    with path.open("rb") as fh:
+        if fh.seek(0, 2) == 0:
+            yield None
+            return
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            yield data
+
+
 def _has_quoted_records(path: Path) -> bool:
     """Does a record after the header hold a quote character (one memchr over the mapped
     file)? Only a quoted field can hold a line break. A header line with balanced quotes
     (writers often quote every header name) is a record of its own and is skipped."""
-    import mmap
-
-    with path.open("rb") as fh:
-        if fh.seek(0, 2) == 0:
+    with _mapped(path) as data:
+        if data is None:
             return False
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            end = data.find(b"\n")
-            if end < 0:
-                return data.find(b'"') >= 0
-            start = end + 1 if data[:end].count(b'"') % 2 == 0 else 0
-            return data.find(b'"', start) >= 0
+        end = data.find(b"\n")
+        if end < 0:
+            return data.find(b'"') >= 0
+        start = end + 1 if data[:end].count(b'"') % 2 == 0 else 0
+        return data.find(b'"', start) >= 0
 
 
 def _has_hex_prefix(path: Path) -> bool:
     """Does ``0x`` / ``0X`` occur in the file? pyarrow reads ``0x10`` as an integer, the
     typing rules as text: such files are read as text throughout."""
-    import mmap
-
-    with path.open("rb") as fh:
-        if fh.seek(0, 2) == 0:
+    with _mapped(path) as data:
+        if data is None:
             return False
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            for x in (b"x", b"X"):  # a one-byte search is memchr: look at the few x's
-                pos, seen = data.find(x, 1), 0
-                while pos >= 0:
-                    if data[pos - 1] == 0x30:  # "0"
+        for x in (b"x", b"X"):  # a one-byte search is memchr: look at the few x's
+            pos, seen = data.find(x, 1), 0
+            while pos >= 0:
+                if data[pos - 1] == 0x30:  # "0"
+                    return True
+                seen += 1
+                if seen > 64:  # text full of x's: one search for the pair
+                    if data.find(b"0" + x) >= 0:
                         return True
-                    seen += 1
-                    if seen > 64:  # text full of x's: one search for the pair
-                        if data.find(b"0" + x) >= 0:
-                            return True
-                        break
-                    pos = data.find(x, pos + 1)
+                    break
+                pos = data.find(x, pos + 1)
     return False
 
 
-def _read_csv_stream(path: Path, header: list[str], want: dict[str, str], quoted: bool = True) -> Any | None:
+def _read_csv_stream(path: Path, header: list[str], want: dict[str, str], quoted: bool) -> Any | None:
     """``_read_csv_columns`` block by block (a large file: the memory is the table and one
     block, not the whole text besides); None when a later block does not fit the types
     inferred from the first, or when the file cannot be read (the caller reads the whole
@@ -193,9 +200,9 @@ def _csv_options(
     header: list[str], want: dict[str, str], invalid: list[Any], block_size: int | None = None,
     quoted: bool = True,
 ) -> dict[str, Any]:
-    """pyarrow's options for reading ``want``'s columns; a file without a quote character
-    (``quoted`` False) has no field holding a line break, and is parsed without looking for
-    one (faster)."""
+    """pyarrow's options for reading ``want``'s columns in blocks of ``block_size`` (else
+    ``CSV_BLOCK_SIZE``); records without a quote character (``quoted`` False) have no field
+    holding a line break, and are parsed without looking for one (faster)."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -223,7 +230,7 @@ def _csv_options(
     }
 
 
-def _read_csv_columns(path: Path, header: list[str], want: dict[str, str], quoted: bool = True) -> Any:
+def _read_csv_columns(path: Path, header: list[str], want: dict[str, str], quoted: bool) -> Any:
     """The columns of ``want`` ("text": as strings, "types": as dictionary-encoded strings,
     "infer": as pyarrow infers them); empty fields are missing values."""
     import pyarrow as pa

@@ -220,7 +220,7 @@ typedef struct {
     Windows *w;
     Out *o;
     int64_t within, slide, off;
-    int64_t pane, part; /* of the last applied step */
+    int64_t pane; /* of the last applied step (its partition: w->part) */
     int started;
     int64_t plo, phi, pid; /* the last pane looked up: time stamps [plo, phi) */
     int64_t wpane, kmin, kmax; /* the windows of pane wpane */
@@ -249,10 +249,9 @@ static int flush(Runner *r, Step *st) {
     if (!st->pending) return 0;
     st->pending = 0;
     Windows *w = r->w;
-    if (!r->started || st->part != r->part) {
+    if (!r->started || st->part != w->part) {
         if (close_below(w, INT64_MAX, r->o) < 0) return -1;
         w->part = st->part;
-        r->part = st->part;
         r->started = 1;
         r->pane = st->pane - 1;
     }
@@ -489,8 +488,9 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    Runner r_ = {&t, &w, &o, within, slide, within % slide, 0, 0, 0, 1, 0, 0, 0, 0, 0};
-    r_.wpane = INT64_MIN; /* no pane looked up yet (plo > phi) */
+    Runner r_ = {.t = &t, .w = &w, .o = &o, .within = within, .slide = slide, .off = within % slide,
+                 .plo = 1, .phi = 0,       /* no pane looked up yet: an empty range */
+                 .wpane = INT64_MIN};      /* no pane's windows computed yet */
     Step st = {0};
     int64_t cnt[64] = {0};
     int failed = 0, declined = 0;
