@@ -513,92 +513,105 @@ def _fmt(value: Any) -> str:
 
 
 def validate(raw: Any, stream_schema: dict[str, Any]) -> Any:
-    """Raw text rows -> typed columns ``_v_<attr>``, ``_ts`` and ``_reason`` (None for a good row, else the first failing rule)."""
-    from pyspark.sql import functions as F
+    """Raw text rows -> typed columns ``_v_<attr>``, ``_ts`` and ``_reason`` (None for a good row, else the first failing rule).
+
+    The rules are built as SQL text (``jobs.sqlexpr``) and reach Spark as one
+    expression per output column, not as hundreds of py4j calls.
+    """
+    try:
+        return _validated(raw, stream_schema)
+    except ValueError as err:  # a name Spark SQL text cannot hold (jobs.sqlexpr)
+        raise IngestError(f"stream schema: {err}") from None
+
+
+def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
+    from trendlake.jobs.sqlexpr import call, col, lit, when
 
     type_col, time_col = stream_schema["type_column"], stream_schema["time_column"]
     # empty text is a missing value for every type (trendlake.schemas.types)
+    texts = set(quarantine_columns(stream_schema))
     raw = raw.select(*[
-        F.when(F.col(f"`{c}`") != F.lit(""), F.col(f"`{c}`")).alias(c) if c in quarantine_columns(stream_schema)
-        else F.col(f"`{c}`")
-        for c in raw.columns
+        (when(col(c) != lit(""), col(c)) if c in texts else col(c)).column().alias(c) for c in raw.columns
     ])
-    etype = F.col(f"`{type_col}`")
-    raw_ts = F.col(f"`{time_col}`")
+    etype = col(type_col)
+    raw_ts = col(time_col)
 
-    def quoted(col: Any) -> Any:
-        return F.concat(F.lit("'"), col, F.lit("'"))
+    def quoted(expr: Any) -> Any:
+        return call("concat", lit("'"), expr, lit("'"))
 
     ts, ts_problem = spark_time(raw_ts, time_col, stream_schema.get("time_unit"))
     rules: list[Any] = [
-        F.col("_malformed"),
-        F.when(etype.isNull() | (F.trim(etype) == ""), F.lit("missing event type")),
-        F.when(~etype.isin(list(stream_schema["event_types"])), F.concat(F.lit("unknown event type "), quoted(etype))),
-        F.when(raw_ts.isNull() | (F.trim(raw_ts) == ""), F.lit("missing timestamp")),
-        F.when(ts.isNull(), F.coalesce(ts_problem, F.concat(F.lit("unparseable timestamp "), quoted(raw_ts)))),
+        col("_malformed"),
+        when(etype.isNull() | (call("trim", etype) == lit("")), lit("missing event type")),
+        when(~etype.isin(list(stream_schema["event_types"])), call("concat", lit("unknown event type "), quoted(etype))),
+        when(raw_ts.isNull() | (call("trim", raw_ts) == lit("")), lit("missing timestamp")),
+        when(ts.isNull(), call("coalesce", ts_problem, call("concat", lit("unparseable timestamp "), quoted(raw_ts)))),
     ]
     typed: dict[str, Any] = {}
     for name, spec in stream_schema["attributes"].items():
         kind = spec["type"]
-        given = F.col(f"`{name}`")
-        carries = F.lit(True) if spec.get("types", "*") == "*" else etype.isin(list(spec["types"]))
+        given = col(name)
+        carries = lit(True) if spec.get("types", "*") == "*" else etype.isin(list(spec["types"]))
         value = _cast(name, kind)
-        typed[name] = F.when(carries, value)
+        typed[name] = when(carries, value)
         if spec.get("required"):
-            rules.append(F.when(carries & given.isNull(), F.lit(f"missing required attribute '{name}'")))
+            rules.append(when(carries & given.isNull(), lit(f"missing required attribute '{name}'")))
         rules.append(
-            F.when(carries & given.isNotNull() & value.isNull(),
-                   F.concat(F.lit(f"attribute '{name}' is not a {kind}: "), quoted(given)))
+            when(carries & given.isNotNull() & value.isNull(),
+                 call("concat", lit(f"attribute '{name}' is not a {kind}: "), quoted(given)))
         )
         shown = value.cast("string") if kind != "string" else quoted(value)
         if "min" in spec:
-            rules.append(F.when(carries & (value < F.lit(spec["min"])),
-                                F.concat(F.lit(f"attribute '{name}' = "), shown, F.lit(f" below min {_fmt(spec['min'])}"))))
+            rules.append(when(carries & (value < lit(spec["min"])),
+                              call("concat", lit(f"attribute '{name}' = "), shown, lit(f" below min {_fmt(spec['min'])}"))))
         if "max" in spec:
-            rules.append(F.when(carries & (value > F.lit(spec["max"])),
-                                F.concat(F.lit(f"attribute '{name}' = "), shown, F.lit(f" above max {_fmt(spec['max'])}"))))
+            rules.append(when(carries & (value > lit(spec["max"])),
+                              call("concat", lit(f"attribute '{name}' = "), shown, lit(f" above max {_fmt(spec['max'])}"))))
         if "values" in spec:
             allowed = list(spec["values"])
-            rules.append(F.when(carries & value.isNotNull() & ~value.isin(allowed),
-                                F.concat(F.lit(f"attribute '{name}' = "), shown, F.lit(f" not in allowed values {allowed}"))))
+            rules.append(when(carries & value.isNotNull() & ~value.isin(allowed),
+                              call("concat", lit(f"attribute '{name}' = "), shown, lit(f" not in allowed values {allowed}"))))
     return raw.select(
         "*",
-        F.coalesce(*rules).alias("_reason"),
-        ts.alias("_ts"),
-        *[v.alias(f"_v_{n}") for n, v in typed.items()],
+        call("coalesce", *rules).column().alias("_reason"),
+        ts.column().alias("_ts"),
+        *[v.column().alias(f"_v_{n}") for n, v in typed.items()],
     )
 
 
-def _trimmed(col: Any) -> Any:
+def _trimmed(expr: Any) -> Any:
     """Text without ASCII blanks at either end (``\\s`` in Java is the same set as Arrow's)."""
-    from pyspark.sql import functions as F
+    from trendlake.jobs.sqlexpr import call
 
-    return F.regexp_replace(col, r"^\s+|\s+$", "")
+    return call("regexp_replace", expr, r"^\s+|\s+$", "")
 
 
 def _cast(name: str, kind: str) -> Any:
-    """A raw text attribute as ``kind`` by ``trendlake.schemas.types``' rules; NULL where it does not fit."""
-    from pyspark.sql import functions as F
+    """A raw text attribute as ``kind`` by ``trendlake.schemas.types``' rules; NULL where it does not fit.
+
+    An ``Sql`` expression (``.column()`` makes it a Column).
+    """
+    from trendlake.jobs.sqlexpr import call, col, lit, when
     from trendlake.schemas import types
 
-    given = F.col(f"`{name}`")
+    given = col(name)
     text = _trimmed(given)
     if kind == "string":
         return given
     if kind == "long":
         integer = text.rlike(types.INTEGER)
-        as_double = F.when(text.rlike(types.DECIMAL), text.try_cast("double"))
-        integral = (as_double == F.floor(as_double)) & (F.abs(as_double) < F.lit(types.LONG_LIMIT))
-        return F.when(integer, text.try_cast("bigint")).otherwise(
-            F.when(integral, as_double.cast("bigint"))
+        as_double = when(text.rlike(types.DECIMAL), text.try_cast("double"))
+        integral = (as_double == call("floor", as_double)) & (call("abs", as_double) < lit(types.LONG_LIMIT))
+        return when(integer, text.try_cast("bigint")).otherwise(
+            when(integral, as_double.cast("bigint"))
         )
     if kind == "double":
-        as_double = F.when(text.rlike(types.DECIMAL), text.try_cast("double"))
-        return F.when(~F.isnan(as_double) & (F.abs(as_double) != F.lit(float("inf"))), as_double)
+        as_double = when(text.rlike(types.DECIMAL), text.try_cast("double"))
+        return when(~call("isnan", as_double) & (call("abs", as_double) != lit(float("inf"))), as_double)
     if kind == "boolean":
-        lower = F.lower(text)
-        return F.when(lower.isin(list(types.TRUE_WORDS)), F.lit(True)).when(
-            lower.isin(list(types.FALSE_WORDS)), F.lit(False)
+        lower = call("lower", text)
+        return when(lower.isin(list(types.TRUE_WORDS)), lit(True)).when(
+            lower.isin(list(types.FALSE_WORDS)), lit(False)
         )
     raise IngestError(f"attribute {name!r}: unknown type {kind!r} (long, double, string, boolean)")
 
@@ -606,8 +619,11 @@ def _cast(name: str, kind: str) -> Any:
 def spark_time(raw: Any, name: str, unit: str | None) -> tuple[Any, Any]:
     """(timestamp, reason) of a raw text time column by ``trendlake.schemas.types``' rules:
     the timestamp is NULL where the value is missing or does not fit, and the reason says
-    why a present value is out of range (NULL for unparseable text and good values)."""
-    from pyspark.sql import functions as F
+    why a present value is out of range (NULL for unparseable text and good values).
+
+    ``raw`` and both results are ``Sql`` expressions (``.column()`` makes them Columns).
+    """
+    from trendlake.jobs.sqlexpr import call, lit, when
     from trendlake.schemas import types
 
     try:
@@ -617,46 +633,46 @@ def spark_time(raw: Any, name: str, unit: str | None) -> tuple[Any, Any]:
     factor = types.TIME_UNITS[unit]
     t = _trimmed(raw)
     # epoch numbers in the declared unit
-    number = F.when(t.rlike(types.DECIMAL), t.try_cast("double"))
-    finite = number.isNotNull() & ~F.isnan(number) & (F.abs(number) != F.lit(float("inf")))
-    scaled = number * F.lit(float(factor))
-    inside = finite & (scaled >= F.lit(float(types.MIN_US))) & (scaled < F.lit(float(types.MAX_US)))
-    exact = t.rlike(types.INTEGER) & (F.abs(number) < F.lit(float(2**62)))
-    from_number = F.when(inside, F.when(exact, t.try_cast("bigint") * F.lit(factor)).otherwise(
-        F.round(scaled).cast("bigint")))
-    year = F.floor(scaled / F.lit(1_000_000.0) / F.lit(types.SECONDS_PER_YEAR) + F.lit(1970.0)).cast("string")
-    hint = F.lit(f", outside {types.MIN_YEAR}..{types.MAX_YEAR}")
+    number = when(t.rlike(types.DECIMAL), t.try_cast("double"))
+    finite = number.isNotNull() & ~call("isnan", number) & (call("abs", number) != lit(float("inf")))
+    scaled = number * lit(float(factor))
+    inside = finite & (scaled >= lit(float(types.MIN_US))) & (scaled < lit(float(types.MAX_US)))
+    exact = t.rlike(types.INTEGER) & (call("abs", number) < lit(float(2**62)))
+    from_number = when(inside, when(exact, t.try_cast("bigint") * lit(factor)).otherwise(
+        call("round", scaled).cast("bigint")))
+    year = call("floor", scaled / lit(1_000_000.0) / lit(types.SECONDS_PER_YEAR) + lit(1970.0)).cast("string")
+    hint = lit(f", outside {types.MIN_YEAR}..{types.MAX_YEAR}")
     for other, f in reversed([*types.TIME_UNITS.items(), ("nanoseconds", 0.001)]):
         if other == unit:
             continue
         text = ("looks like epoch nanoseconds; convert to microseconds" if other == "nanoseconds"
                 else f'looks like epoch {other}; declare "time_unit": "{other}"')
-        plausible = (number * F.lit(float(f)) >= F.lit(float(types.MIN_US))) & (
-            number * F.lit(float(f)) < F.lit(float(types.MAX_US)))
-        hint = F.when(plausible, F.lit(f": {text}")).otherwise(hint)
-    number_problem = F.when(finite & ~inside, F.concat(
-        F.lit(f"{name} "), t, F.lit(" is year "), year, F.lit(f" as {unit}"), hint))
+        plausible = (number * lit(float(f)) >= lit(float(types.MIN_US))) & (
+            number * lit(float(f)) < lit(float(types.MAX_US)))
+        hint = when(plausible, lit(f": {text}")).otherwise(hint)
+    number_problem = when(finite & ~inside, call(
+        "concat", lit(f"{name} "), t, lit(" is year "), year, lit(f" as {unit}"), hint))
     # ISO-8601, rebuilt in one canonical form Spark's cast reads
     iso = ~t.rlike(types.DECIMAL) & t.rlike(types.ISO_TIME)
 
     def group(i: int) -> Any:
-        return F.regexp_extract(t, types.ISO_TIME, i)
+        return call("regexp_extract", t, types.ISO_TIME, i)
 
-    seconds = F.when(group(6) == "", F.lit("00")).otherwise(group(6))
-    fraction = F.substring(F.concat(group(7), F.lit("000000")), 1, 6)
-    zone = F.when((group(8) == "") | (F.upper(group(8)) == "Z"), F.lit("+00:00")).otherwise(group(8))
-    hour = F.when(group(4) == "", F.lit("00")).otherwise(group(4))
-    minute = F.when(group(5) == "", F.lit("00")).otherwise(group(5))
-    canonical = F.concat(group(1), F.lit("-"), group(2), F.lit("-"), group(3), F.lit("T"), hour, F.lit(":"),
-                         minute, F.lit(":"), seconds, F.lit("."), fraction, zone)
-    parsed = F.when(iso, canonical.try_cast("timestamp"))
-    micros = F.unix_micros(parsed)
-    iso_inside = (micros >= F.lit(types.MIN_US)) & (micros < F.lit(types.MAX_US))
-    iso_problem = F.when(parsed.isNotNull() & ~iso_inside, F.concat(
-        F.lit(f"{name} '"), t, F.lit("' is year "), F.year(parsed).cast("string"),
-        F.lit(f", outside {types.MIN_YEAR}..{types.MAX_YEAR}")))
-    us = F.coalesce(from_number, F.when(iso_inside, micros))
-    return F.timestamp_micros(us), F.coalesce(number_problem, iso_problem)
+    seconds = when(group(6) == lit(""), lit("00")).otherwise(group(6))
+    fraction = call("substring", call("concat", group(7), lit("000000")), 1, 6)
+    zone = when((group(8) == lit("")) | (call("upper", group(8)) == lit("Z")), lit("+00:00")).otherwise(group(8))
+    hour = when(group(4) == lit(""), lit("00")).otherwise(group(4))
+    minute = when(group(5) == lit(""), lit("00")).otherwise(group(5))
+    canonical = call("concat", group(1), lit("-"), group(2), lit("-"), group(3), lit("T"), hour, lit(":"),
+                     minute, lit(":"), seconds, lit("."), fraction, zone)
+    parsed = when(iso, canonical.try_cast("timestamp"))
+    micros = call("unix_micros", parsed)
+    iso_inside = (micros >= lit(types.MIN_US)) & (micros < lit(types.MAX_US))
+    iso_problem = when(parsed.isNotNull() & ~iso_inside, call(
+        "concat", lit(f"{name} '"), t, lit("' is year "), call("year", parsed).cast("string"),
+        lit(f", outside {types.MIN_YEAR}..{types.MAX_YEAR}")))
+    us = call("coalesce", from_number, when(iso_inside, micros))
+    return call("timestamp_micros", us), call("coalesce", number_problem, iso_problem)
 
 
 # ---------------------------------------------------------------------- the job

@@ -7,7 +7,9 @@ per test; the pipeline steps cost tens of seconds each on 2 cores):
   the test JVM runs with ``TEST_JVM_OPTIONS``: C1-only JIT and the serial
   collector: the short test jobs then spend far less CPU on C2 compilation
   and GC threads, about 40% less CPU for an ingest/replay/check sequence on
-  2 cores; a ``JDK_JAVA_OPTIONS`` you set wins).
+  2 cores; a ``JDK_JAVA_OPTIONS`` you set wins), and a class-data archive of
+  Spark's driver classes, written once per Java and Spark version into a cache
+  folder (``jvm_archive.py``; ``TRENDLAKE_TEST_CDS=0`` turns it off).
 * ``sample_lake`` (session) -- a :class:`SampleLake`: the sample ride stream
   (``tests/integration/sample.py``, 300 trips over 2026-01-01 and 01-02, one
   CSV landing file) run once through the whole pipeline: ingest -> stats over
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,11 +44,17 @@ from typing import Any
 
 import pytest
 
+from tests.integration.jvm_archive import archive, java_options
 from tests.integration.sample import trip_rows, write_csv
 
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-# Read by the `java` launcher of every JVM this test process starts (Spark's driver).
-os.environ.setdefault("JDK_JAVA_OPTIONS", TEST_JVM_OPTIONS)
+# Read by the `java` launcher of every JVM this test process starts (Spark's driver) and of the
+# processes it starts; set once in the controller (xdist workers inherit it), with the class-data
+# archive of Spark's driver classes (tests/integration/jvm_archive.py)
+if "JDK_JAVA_OPTIONS" not in os.environ:
+    os.environ["JDK_JAVA_OPTIONS"] = " ".join(filter(None, [
+        TEST_JVM_OPTIONS, java_options(archive(TEST_JVM_OPTIONS, log=lambda line: print(line, file=sys.stderr))),
+    ]))
 
 INTEGRATION = Path(__file__).resolve().parent
 # the files whose tests use ``sample_lake``: one xdist group, so one worker builds it once
