@@ -6,7 +6,8 @@ Python workers. ingest, stats, optimize and replay run as ``trendlake``
 commands in subprocesses, once with ``--master spark://...`` into one lake (one
 process, so one Spark application, per command) and once in ``local[2]`` into
 another, on the same generated landing day. The local run is the reference: its
-four commands run in one process (``one_driver.py``), so in one driver JVM. Both
+four commands run through ``jobs.cli.main`` in the test process, on the worker's
+running local[2] session, so they start no JVM of their own. Both
 lakes must hold the same bronze and quarantine rows, the same statistics, the
 same plan (but for the statistics run's id and time) and the same result
 tables (all columns but ``computed_at`` and run ids).
@@ -21,6 +22,8 @@ printed (``-s``); set ``TRENDLAKE_CLUSTER_EVENTS`` to change the day's size.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -101,10 +104,10 @@ def run(cwd: Path, *args: str, master: str) -> tuple[subprocess.CompletedProcess
     return done, elapsed
 
 
-def pipeline_steps(lake: str) -> list[list[str]]:
+def pipeline_steps(lake: str, landing: str = "landing") -> list[list[str]]:
     """ingest, stats, optimize and replay of the landing day into ``lake`` (relative to the working folder)."""
     return [
-        ["ingest", "--lake", lake, "--stream", "rides", "--landing", "landing"],
+        ["ingest", "--lake", lake, "--stream", "rides", "--landing", landing],
         ["stats", "--lake", lake, "--stream", "rides", "--workload", str(WORKLOAD), "--from", DAY_FROM, "--to", DAY_TO],
         ["optimize", str(WORKLOAD), "--lake", lake, "--stream", "rides"],
         ["replay", str(WORKLOAD), "--lake", lake, "--stream", "rides", "--from", DAY_FROM, "--to", DAY_TO],
@@ -124,26 +127,22 @@ def pipeline(cwd: Path, lake: str, master: str) -> dict[str, float]:
     return replay_timings(done.stdout, wall)
 
 
-def pipeline_one_driver(cwd: Path, lake: str, master: str) -> dict[str, float]:
-    """The same commands into ``cwd/lake`` in one process (``one_driver.py``), so one driver JVM."""
-    from tests.integration.cluster.one_driver import MARK
+def pipeline_in_this_driver(cwd: Path, lake: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
+    """The same commands into ``cwd/lake`` through ``jobs.cli.main`` in this process, as the
+    executable runs them: the test worker's running local[2] session serves every Spark command
+    (``jobs.spark.get_spark`` returns the active session), so no driver JVM is started for them.
+    Paths are absolute: the running JVM's working folder is not ``cwd``."""
+    from trendlake.jobs.cli import main
 
-    steps = [["--master", master, *args] for args in pipeline_steps(lake)]
-    try:
-        done = subprocess.run(
-            [sys.executable, str(Path(__file__).with_name("one_driver.py")), json.dumps(steps)], cwd=cwd,
-            env=driver_env(), capture_output=True, text=True, timeout=STEP_TIMEOUT * len(steps),
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"the pipeline on {master} did not finish in {STEP_TIMEOUT * len(steps):.0f}s:\n"
-                    f"{(err.stderr or b'')[-3000:]!r}")
-    reports = [json.loads(line[len(MARK):]) for line in done.stdout.splitlines() if line.startswith(MARK)]
-    assert done.returncode == 0 and [r["code"] for r in reports] == [0] * len(steps), (
-        f"the pipeline on {master} exited {done.returncode} after {[r['argv'][2] for r in reports]}\n"
-        f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-4000:]}"
-    )
-    return replay_timings(reports[-1]["stdout"], reports[-1]["seconds"])
+    monkeypatch.setenv("TRENDLAKE_SPARK_MASTER", "local[2]")  # restored after the test (main sets it)
+    for args in pipeline_steps(str(cwd / lake), str(cwd / "landing")):
+        out = io.StringIO()
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(out):
+            code = main(["--master", "local[2]", *args])
+        elapsed = time.perf_counter() - started
+        assert code == 0, f"`trendlake {' '.join(args)}` in local mode exited {code}: {out.getvalue()[-2000:]}"
+    return replay_timings(out.getvalue(), elapsed)
 
 
 # ---------------------------------------------------------------------- comparing lakes
@@ -195,7 +194,8 @@ def executor_logs(folder: Path) -> dict[str, list[Path]]:
 # ---------------------------------------------------------------------- the test
 
 
-def test_cluster_pipeline_equals_local(cluster: StandaloneCluster, tmp_path: Path) -> None:
+def test_cluster_pipeline_equals_local(cluster: StandaloneCluster, spark: Any, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     generated = subprocess.run(
         [*trendlake_cmd(), "generate", "rides", "-n", str(EVENTS), "--rate", str(EVENTS / 80_000),
          "--param", "drivers=300", "--param", "riders=1000", "--start", DAY_FROM, "-o", "landing/day.csv"],
@@ -204,7 +204,7 @@ def test_cluster_pipeline_equals_local(cluster: StandaloneCluster, tmp_path: Pat
     assert generated.returncode == 0, generated.stderr
 
     on_cluster = pipeline(tmp_path, "lake-cluster", cluster.url)
-    local = pipeline_one_driver(tmp_path, "lake-local", "local[2]")
+    local = pipeline_in_this_driver(tmp_path, "lake-local", monkeypatch)
 
     # every Spark job of the cluster run got executors on both workers
     apps = (cluster.master_state() or {}).get("completedapps", []) + (cluster.master_state() or {}).get("activeapps", [])
@@ -247,4 +247,4 @@ def test_cluster_pipeline_equals_local(cluster: StandaloneCluster, tmp_path: Pat
 
     print(f"\nreplay of {EVENTS} events ({DAY_FROM} .. {DAY_TO}), {found} result rows: "
           f"cluster (2 workers x 1 core) {on_cluster['replay_wall_s']:.1f}s wall / {on_cluster['replay_job_s']:.1f}s in job; "
-          f"local[2] {local['replay_wall_s']:.1f}s wall (in a running driver) / {local['replay_job_s']:.1f}s in job")
+          f"local[2] {local['replay_wall_s']:.1f}s wall (in the test's running driver) / {local['replay_job_s']:.1f}s in job")
