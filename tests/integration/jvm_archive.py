@@ -9,7 +9,8 @@ JVMs map those classes instead.
 
 The archive is a cache: it lives in ``$TRENDLAKE_TEST_CACHE`` (default
 ``~/.cache/trendlake``) under a key made of the Java version and Spark's jar
-list, so a new Java or Spark makes a new one. A JVM whose class path does not
+folder and list, so a new Java, Spark or virtual environment makes a new one
+(the three most recently used are kept). A JVM whose class path does not
 match (Spark's launcher, the cluster test's master and workers) ignores it; its
 CDS messages are turned off. Nothing here changes what a test checks: without
 an archive (``TRENDLAKE_TEST_CDS=0``, or when the warm-up fails) the JVMs load
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 WARM_UP_TIMEOUT = 300.0
+KEEP = 3
 # what the warm-up driver runs: the classes of a session, a typed CSV read, the SQL
 # expressions ingest builds, a shuffle, Parquet out and in, Arrow to Python and back
 WARM_UP = r"""
@@ -73,6 +75,7 @@ def archive(jvm_options: str, log=print) -> Path | None:
         folder = Path(os.environ.get("TRENDLAKE_TEST_CACHE") or Path.home() / ".cache" / "trendlake")
         path = folder / f"spark-classes-{_key()}.jsa"
         if path.is_file():
+            os.utime(path)  # recently used: kept by _prune
             return path
         work = folder / f"warm-up-{os.getpid()}"
         work.mkdir(parents=True, exist_ok=True)
@@ -86,6 +89,7 @@ def archive(jvm_options: str, log=print) -> Path | None:
             log(f"no class-data archive (warm-up exited {done.returncode}): {done.stderr[-500:]}")
             return None
         os.replace(partial, path)  # whole or absent: a concurrent run sees one or the other
+        _prune(folder)
         log(f"class-data archive for Spark's driver JVMs written in {time.monotonic() - started:.0f}s: {path}")
         return path
     except (OSError, subprocess.SubprocessError, ImportError) as err:
@@ -96,6 +100,13 @@ def archive(jvm_options: str, log=print) -> Path | None:
             import shutil
 
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _prune(folder: Path) -> None:
+    """Keep the KEEP most recently used archives (each is about 175 MB; a checkout's venv is its own key)."""
+    archives = sorted(folder.glob("spark-classes-*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for stale in archives[KEEP:]:
+        stale.unlink(missing_ok=True)
 
 
 def java_options(path: Path | None) -> str:
