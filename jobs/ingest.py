@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from trendlake.jobs.errors import JobError
+from trendlake.jobs.sqlexpr import NotWritable, Sql, call, col, lit, when
 
 log = logging.getLogger("trendlake.ingest")
 
@@ -520,13 +521,11 @@ def validate(raw: Any, stream_schema: dict[str, Any]) -> Any:
     """
     try:
         return _validated(raw, stream_schema)
-    except ValueError as err:  # a name Spark SQL text cannot hold (jobs.sqlexpr)
+    except NotWritable as err:  # a name or bound Spark SQL text cannot hold
         raise IngestError(f"stream schema: {err}") from None
 
 
 def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
-    from trendlake.jobs.sqlexpr import call, col, lit, when
-
     type_col, time_col = stream_schema["type_column"], stream_schema["time_column"]
     # empty text is a missing value for every type (trendlake.schemas.types)
     texts = set(quarantine_columns(stream_schema))
@@ -536,7 +535,7 @@ def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
     etype = col(type_col)
     raw_ts = col(time_col)
 
-    def quoted(expr: Any) -> Any:
+    def quoted(expr: Sql) -> Sql:
         return call("concat", lit("'"), expr, lit("'"))
 
     ts, ts_problem = spark_time(raw_ts, time_col, stream_schema.get("time_unit"))
@@ -579,19 +578,16 @@ def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
     )
 
 
-def _trimmed(expr: Any) -> Any:
+def _trimmed(expr: Sql) -> Sql:
     """Text without ASCII blanks at either end (``\\s`` in Java is the same set as Arrow's)."""
-    from trendlake.jobs.sqlexpr import call
-
     return call("regexp_replace", expr, r"^\s+|\s+$", "")
 
 
-def _cast(name: str, kind: str) -> Any:
+def _cast(name: str, kind: str) -> Sql:
     """A raw text attribute as ``kind`` by ``trendlake.schemas.types``' rules; NULL where it does not fit.
 
     An ``Sql`` expression (``.column()`` makes it a Column).
     """
-    from trendlake.jobs.sqlexpr import call, col, lit, when
     from trendlake.schemas import types
 
     given = col(name)
@@ -616,14 +612,13 @@ def _cast(name: str, kind: str) -> Any:
     raise IngestError(f"attribute {name!r}: unknown type {kind!r} (long, double, string, boolean)")
 
 
-def spark_time(raw: Any, name: str, unit: str | None) -> tuple[Any, Any]:
+def spark_time(raw: Sql, name: str, unit: str | None) -> tuple[Sql, Sql]:
     """(timestamp, reason) of a raw text time column by ``trendlake.schemas.types``' rules:
     the timestamp is NULL where the value is missing or does not fit, and the reason says
     why a present value is out of range (NULL for unparseable text and good values).
 
     ``raw`` and both results are ``Sql`` expressions (``.column()`` makes them Columns).
     """
-    from trendlake.jobs.sqlexpr import call, lit, when
     from trendlake.schemas import types
 
     try:
@@ -655,7 +650,7 @@ def spark_time(raw: Any, name: str, unit: str | None) -> tuple[Any, Any]:
     # ISO-8601, rebuilt in one canonical form Spark's cast reads
     iso = ~t.rlike(types.DECIMAL) & t.rlike(types.ISO_TIME)
 
-    def group(i: int) -> Any:
+    def group(i: int) -> Sql:
         return call("regexp_extract", t, types.ISO_TIME, i)
 
     seconds = when(group(6) == lit(""), lit("00")).otherwise(group(6))

@@ -3,7 +3,9 @@
 Settings follow ``STACK.md``: UTC session time zone, few shuffle partitions,
 no UI, a 4 GiB driver, Python workers on this interpreter, loopback binding,
 and Parquet timestamps written as INT64 microseconds (delta-rs and other Delta
-readers do not read Spark's default INT96). ``delta_mode()`` tells whether
+readers do not read Spark's default INT96). PySpark's DataFrame debugging is
+off: it costs several py4j round trips per Column operation (docs/lake.md,
+"What a job costs before its first row"). ``delta_mode()`` tells whether
 Delta's own Spark jars are loadable ("delta-spark") or whether ``jobs.lake``
 commits through delta-rs ("delta-rs").
 

@@ -1,12 +1,13 @@
 """Spark SQL expressions built as text, sent to the JVM once.
 
-Every call of PySpark's ``functions`` / ``Column`` API is at least one round trip to
-the driver JVM (py4j). Ingest's typing and validation rules are a few hundred such
-calls per attribute; on 2 cores a round trip costs 0.2-1 ms, so building the
-expressions of a seven-attribute stream took 2-3 s of every ingest run before a row
-was read. ``Sql`` is the same small algebra (``when``/``otherwise``, comparisons,
-``&``/``|``/``~``, casts, ``rlike``, ``isin``, functions) written as SQL text;
-``column()`` hands the finished expression to Spark as one ``F.expr``.
+Every call of PySpark's ``functions`` / ``Column`` API is one or more round trips to
+the driver JVM (py4j), about 0.2 ms each on 2 cores. Building ingest's typing and
+validation rules that way for the sample ride stream (18 attributes) was most of
+the 4,845 round trips of an ingest of one landing file; built here, the ingest
+makes 1,838 (docs/lake.md). ``Sql`` is the same small algebra (``when``/
+``otherwise``, comparisons, ``&``/``|``/``~``, casts, ``rlike``, ``isin``,
+functions) written as SQL text; ``column()`` hands the finished expression to
+Spark as one ``F.expr``.
 
 Literals are written so Spark reads the same value and type as ``F.lit`` would make:
 Python ints as INT when they fit 32 bits and BIGINT otherwise, floats as DOUBLE
@@ -24,6 +25,10 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 
 
+class NotWritable(ValueError):
+    """A name or value that Spark SQL text cannot hold as given."""
+
+
 def quote_string(text: str) -> str:
     """A Spark SQL string literal for ``text``.
 
@@ -37,7 +42,7 @@ def quote_string(text: str) -> str:
 def quote_name(name: str) -> str:
     """A column reference for ``name``; a name holding ``${`` cannot be written (see ``quote_string``)."""
     if "${" in name:
-        raise ValueError(f"column name {name!r}: '${{' cannot appear in a Spark SQL expression")
+        raise NotWritable(f"column name {name!r}: '${{' cannot appear in a Spark SQL expression")
     return "`" + name.replace("`", "``") + "`"
 
 
@@ -52,7 +57,7 @@ def literal(value: Any) -> str:
             return f"({value})"
         if LONG_MIN <= value <= LONG_MAX:
             return f"({value}L)"
-        raise ValueError(f"integer {value} does not fit a Spark BIGINT")
+        raise NotWritable(f"integer {value} does not fit a Spark BIGINT")
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return f"CAST({quote_string(repr(value))} AS DOUBLE)"
@@ -65,22 +70,16 @@ def literal(value: Any) -> str:
 class Sql:
     """A Spark SQL expression as text; operators build larger expressions.
 
-    ``when(...)`` makes an open ``CASE``: ``.when`` adds a branch, ``.otherwise``
-    closes it with an ``ELSE``, as on a Column.
+    ``when(...)`` makes an open ``CASE`` (it keeps its branches): ``.when`` adds a
+    branch, ``.otherwise`` closes it with an ``ELSE``, as on a Column.
     """
 
-    __slots__ = ("_text", "_branches")
+    __slots__ = ("text", "_branches")
     __hash__ = None  # type: ignore[assignment]  # == builds an expression, as on a Column
 
     def __init__(self, text: str, branches: tuple[tuple[str, str], ...] = ()) -> None:
-        self._text = text
+        self.text = text
         self._branches = branches
-
-    @property
-    def text(self) -> str:
-        if self._branches:
-            return "CASE " + " ".join(f"WHEN {c} THEN {v}" for c, v in self._branches) + " END"
-        return self._text
 
     def __str__(self) -> str:
         return self.text
@@ -158,16 +157,20 @@ class Sql:
 
     def when(self, condition: Any, value: Any) -> Sql:
         """Another branch of a ``CASE`` made by ``when``."""
-        return Sql("", (*self._open(), (sql(condition).text, sql(value).text)))
+        return _case((*self._open(), (sql(condition).text, sql(value).text)))
 
     def otherwise(self, value: Any) -> Sql:
-        branches = " ".join(f"WHEN {c} THEN {v}" for c, v in self._open())
-        return Sql(f"CASE {branches} ELSE {sql(value).text} END")
+        return Sql(_case(self._open()).text[: -len(" END")] + f" ELSE {sql(value).text} END")
 
     def _open(self) -> tuple[tuple[str, str], ...]:
         if not self._branches:
             raise ValueError(f"when()/otherwise() on an expression that is not an open CASE: {self.text[:60]}")
         return self._branches
+
+
+def _case(branches: tuple[tuple[str, str], ...]) -> Sql:
+    """An open ``CASE WHEN ... THEN ... END`` of ``(condition, value)`` texts."""
+    return Sql("CASE " + " ".join(f"WHEN {c} THEN {v}" for c, v in branches) + " END", branches)
 
 
 def sql(value: Any) -> Sql:
@@ -184,7 +187,7 @@ def lit(value: Any) -> Sql:
 
 
 def when(condition: Any, value: Any) -> Sql:
-    return Sql("", ((sql(condition).text, sql(value).text),))
+    return _case(((sql(condition).text, sql(value).text),))
 
 
 def call(function: str, *args: Any) -> Sql:

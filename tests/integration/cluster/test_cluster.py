@@ -127,15 +127,15 @@ def pipeline(cwd: Path, lake: str, master: str) -> dict[str, float]:
     return replay_timings(done.stdout, wall)
 
 
-def pipeline_in_this_driver(cwd: Path, lake: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
-    """The same commands into ``cwd/lake`` through ``jobs.cli.main`` in this process, as the
+def pipeline_in_this_driver(folder: Path, lake: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
+    """The same commands into ``folder/lake`` through ``jobs.cli.main`` in this process, as the
     executable runs them: the test worker's running local[2] session serves every Spark command
     (``jobs.spark.get_spark`` returns the active session), so no driver JVM is started for them.
-    Paths are absolute: the running JVM's working folder is not ``cwd``."""
+    Paths are absolute: the running JVM's working folder is not ``folder``."""
     from trendlake.jobs.cli import main
 
     monkeypatch.setenv("TRENDLAKE_SPARK_MASTER", "local[2]")  # restored after the test (main sets it)
-    for args in pipeline_steps(str(cwd / lake), str(cwd / "landing")):
+    for args in pipeline_steps(str(folder / lake), str(folder / "landing")):
         out = io.StringIO()
         started = time.perf_counter()
         with contextlib.redirect_stdout(out):

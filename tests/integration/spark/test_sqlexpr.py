@@ -4,7 +4,7 @@ values and types for tricky literals, and the same results for every operator.""
 from __future__ import annotations
 
 import pytest
-from trendlake.jobs.sqlexpr import call, col, lit, when
+from trendlake.jobs.sqlexpr import NotWritable, call, col, lit, when
 
 pytestmark = pytest.mark.spark
 
@@ -81,5 +81,5 @@ def test_a_closed_case_takes_no_more_branches() -> None:
 
 
 def test_a_name_spark_would_substitute_is_refused() -> None:
-    with pytest.raises(ValueError, match="cannot appear"):
+    with pytest.raises(NotWritable, match="cannot appear"):
         col("${x}")
