@@ -126,8 +126,14 @@ def _syntax_error(err: UnexpectedInput, tokens: list[Token], text: str) -> Diagn
     )
 
 
-def _parse_tree(text: str) -> tuple[Tree, list[Token]]:
-    """The parse tree and the consumed tokens; raises UnexpectedInput (tokens in ``err.tokens``)."""
+@functools.lru_cache(maxsize=8)
+def _parse_tree(text: str) -> tuple[Tree, tuple[Token, ...]]:
+    """The parse tree and the consumed tokens; raises UnexpectedInput (tokens in ``err.tokens``).
+
+    Kept for the last few texts: planning parses a workload and then hashes its
+    tokens (``canonical_tokens``), and a parse is most of a small plan's cost.
+    Callers do not change the tree.
+    """
     parser = _lark().parse_interactive(text)
     tokens: list[Token] = []
     try:
@@ -142,7 +148,7 @@ def _parse_tree(text: str) -> tuple[Tree, list[Token]]:
         except Exception:  # fall back to lark's expected set
             err.accepted = None  # type: ignore[attr-defined]
         raise
-    return tree, tokens
+    return tree, tuple(tokens)
 
 
 def canonical_tokens(text: str) -> list[str]:

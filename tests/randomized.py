@@ -8,9 +8,29 @@ timestamps, missing attributes and irrelevant event types.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hypothesis import strategies as st
+
+
+class _Once:
+    """hypothesis' strategy builders, each distinct call built once: ``once.integers(0, 3)``.
+
+    Inside a ``@composite`` a strategy written as ``once.integers(0, 3)`` is looked
+    up in hypothesis' own argument cache, or built and validated anew (lists
+    are not hashable), on every draw; a strategy built once costs about half as
+    much to draw from. Arguments must be hashable: tuples, not lists. The
+    cache is bounded, for strategies built from drawn values.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        builder = functools.lru_cache(maxsize=4096)(getattr(st, name))
+        setattr(self, name, builder)
+        return builder
+
+
+once = _Once()
 
 TYPES = ("A", "B", "C", "D")
 NEG_TYPES = ("N", "M")
@@ -18,14 +38,15 @@ ATTRS = ("x", "y")
 SEMANTICS = ("skip-till-any-match", "skip-till-next-match", "contiguous")
 
 
+@functools.cache  # one strategy object per argument list (see ``_Once``)
 @st.composite
-def patterns(draw: st.DrawFn, types: list[str], depth: int = 0) -> tuple[str, list[str]]:
+def patterns(draw: st.DrawFn, types: tuple[str, ...], depth: int = 0) -> tuple[str, list[str]]:
     """A positive pattern over ``types`` (each used once): its text and its variables."""
-    if len(types) == 1 or depth >= 2 or draw(st.integers(0, 3)) == 0:
+    if len(types) == 1 or depth >= 2 or draw(once.integers(0, 3)) == 0:
         t = types[0]
         text = t if len(types) == 1 else t
         used = [t]
-        if draw(st.booleans()):
+        if draw(once.booleans()):
             text += "+"
         rest = types[1:]
         if not rest:
@@ -33,21 +54,22 @@ def patterns(draw: st.DrawFn, types: list[str], depth: int = 0) -> tuple[str, li
         # fold remaining types into a flat SEQ
         items = [text]
         for r in rest:
-            items.append(r + ("+" if draw(st.booleans()) else ""))
+            items.append(r + ("+" if draw(once.booleans()) else ""))
             used.append(r)
         return "SEQ(" + ", ".join(items) + ")", used
-    split = draw(st.integers(1, len(types) - 1))
+    split = draw(once.integers(1, len(types) - 1))
     left, left_vars = draw(patterns(types[:split], depth + 1))
     right, right_vars = draw(patterns(types[split:], depth + 1))
     text = f"SEQ({left}, {right})"
-    if draw(st.integers(0, 2)) == 0:
+    if draw(once.integers(0, 2)) == 0:
         text += "+"
     return text, left_vars + right_vars
 
 
+@functools.cache  # one strategy object per argument list (see ``_Once``)
 @st.composite
 def negated(draw: st.DrawFn) -> str:
-    kind = draw(st.integers(0, 2))
+    kind = draw(once.integers(0, 2))
     if kind == 0:
         return "NOT N"
     if kind == 1:
@@ -55,39 +77,41 @@ def negated(draw: st.DrawFn) -> str:
     return "NOT SEQ(N, M)"
 
 
+@functools.cache  # one strategy object per argument list (see ``_Once``)
 @st.composite
 def full_patterns(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
     """Pattern text with optional negation: (text, positive variables, negated variables)."""
-    n = draw(st.integers(1, 3))
-    types = list(TYPES[:n])
+    n = draw(once.integers(1, 3))
+    types = TYPES[:n]
     body, used = draw(patterns(types))
     negs: list[str] = []
-    if draw(st.integers(0, 2)) == 0 and n >= 2:
+    if draw(once.integers(0, 2)) == 0 and n >= 2:
         # a NOT between two top-level items of a flat SEQ
-        items = [t + ("+" if draw(st.booleans()) else "") for t in types]
-        at = draw(st.integers(1, n - 1))
+        items = [t + ("+" if draw(once.booleans()) else "") for t in types]
+        at = draw(once.integers(1, n - 1))
         neg = draw(negated())
         items.insert(at, neg)
         body = ", ".join(items)
-        used = types
+        used = list(types)
         negs = ["N", "M"] if "SEQ" in neg else [neg.split()[-1]]
-    elif draw(st.integers(0, 3)) == 0:
+    elif draw(once.integers(0, 3)) == 0:
         neg = draw(negated())
-        where = draw(st.sampled_from(["lead", "trail"]))
+        where = draw(once.sampled_from(("lead", "trail")))
         body = f"SEQ({neg}, {body})" if where == "lead" else f"SEQ({body}, {neg})"
         negs = ["N", "M"] if "SEQ" in neg else [neg.split()[-1]]
     return body, used, negs
 
 
+@functools.cache  # one strategy object per argument list (see ``_Once``)
 @st.composite
 def local_predicates(draw: st.DrawFn, var: str) -> str:
-    attr = draw(st.sampled_from(ATTRS))
-    form = draw(st.integers(0, 4))
-    k = draw(st.integers(0, 3))
+    attr = draw(once.sampled_from(ATTRS))
+    form = draw(once.integers(0, 4))
+    k = draw(once.integers(0, 3))
     if form == 0:
-        return f"{var}.{attr} {draw(st.sampled_from(['<', '<=', '>', '>=', '=', '!=']))} {k}"
+        return f"{var}.{attr} {draw(once.sampled_from(('<', '<=', '>', '>=', '=', '!=')))} {k}"
     if form == 1:
-        values = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3, unique=True))
+        values = draw(once.lists(once.integers(0, 3), min_size=1, max_size=3, unique=True))
         return f"{var}.{attr} IN ({', '.join(map(str, values))})"
     if form == 2:
         return f"{var}.{attr} + 1 > {k}"
@@ -96,33 +120,35 @@ def local_predicates(draw: st.DrawFn, var: str) -> str:
     return f"{var}.{attr} % 2 = {k % 2}"
 
 
+@functools.cache  # one strategy object per argument list (see ``_Once``)
 @st.composite
 def adjacent_predicates(draw: st.DrawFn, src: str, dst: str) -> str:
-    a, b = draw(st.sampled_from(ATTRS)), draw(st.sampled_from(ATTRS))
-    op = draw(st.sampled_from(["<", "<=", ">", ">=", "=", "!="]))
-    if draw(st.booleans()):
+    a, b = draw(once.sampled_from(ATTRS)), draw(once.sampled_from(ATTRS))
+    op = draw(once.sampled_from(("<", "<=", ">", ">=", "=", "!=")))
+    if draw(once.booleans()):
         return f"{src}.{a} {op} NEXT({dst}).{b}"
     return f"{src}.{a} + 1 {op} NEXT({dst}).{b}"
 
 
+@functools.cache  # one strategy object per argument list (see ``_Once``)
 @st.composite
 def queries(draw: st.DrawFn, name: str = "q") -> str:
     pattern, used, negs = draw(full_patterns())
-    semantics = draw(st.sampled_from(SEMANTICS))
+    semantics = draw(once.sampled_from(SEMANTICS))
     conditions = []
-    if draw(st.integers(0, 3)) == 0:
+    if draw(once.integers(0, 3)) == 0:
         conditions.append("[g]")
     for var in used + negs:
-        if draw(st.integers(0, 3)) == 0:
+        if draw(once.integers(0, 3)) == 0:
             conditions.append(draw(local_predicates(var)))
-    if draw(st.integers(0, 2)) == 0:
+    if draw(once.integers(0, 2)) == 0:
         src, dst = draw(st.sampled_from(used)), draw(st.sampled_from(used))
         conditions.append(draw(adjacent_predicates(src, dst)))
-    group = draw(st.booleans())
+    group = draw(once.booleans())
     aggs = ["COUNT(*)"]
     for var in used:
-        pick = draw(st.integers(0, 6))
-        attr = draw(st.sampled_from(ATTRS))
+        pick = draw(once.integers(0, 6))
+        attr = draw(once.sampled_from(ATTRS))
         aggs += [
             [],
             [f"COUNT({var})"],
@@ -132,8 +158,8 @@ def queries(draw: st.DrawFn, name: str = "q") -> str:
             [f"MAX({var}.{attr})"],
             [f"COUNT({var})", f"SUM({var}.{attr}) AS s_{var}"],
         ][pick]
-    within = draw(st.integers(2, 12))
-    slide = draw(st.one_of(st.none(), st.integers(1, within)))
+    within = draw(once.integers(2, 12))
+    slide = draw(once.one_of(once.none(), once.integers(1, within)))
     lines = [
         f"QUERY {name}",
         "RETURN " + ", ".join((["h"] if group else []) + aggs),
@@ -150,29 +176,29 @@ def queries(draw: st.DrawFn, name: str = "q") -> str:
 
 @st.composite
 def workloads(draw: st.DrawFn, max_queries: int = 2) -> str:
-    n = draw(st.integers(1, max_queries))
+    n = draw(once.integers(1, max_queries))
     return "\n\n".join(draw(queries(name=f"q{i}")) for i in range(n))
 
 
 @st.composite
 def event_rows(draw: st.DrawFn, max_events: int = 10) -> list[dict[str, Any]]:
     """Rows with small integer timestamps (many equal), some missing attributes."""
-    n = draw(st.integers(0, max_events))
+    n = draw(once.integers(0, max_events))
     rows = []
-    ts = draw(st.integers(0, 3))
+    ts = draw(once.integers(0, 3))
     for i in range(n):
-        ts += draw(st.sampled_from([0, 1, 1, 1, 2, 3]))
+        ts += draw(once.sampled_from((0, 1, 1, 1, 2, 3)))
         row: dict[str, Any] = {
-            "type": draw(st.sampled_from(TYPES + NEG_TYPES + ("Z",))),
+            "type": draw(once.sampled_from(TYPES + NEG_TYPES + ("Z",))),
             "ts": ts,
             "seq": i,
         }
         for attr in ATTRS:
-            if draw(st.integers(0, 9)):
-                row[attr] = draw(st.integers(0, 3))
-        if draw(st.integers(0, 9)):
-            row["g"] = draw(st.integers(0, 1))
-        if draw(st.integers(0, 9)):
-            row["h"] = draw(st.sampled_from(["p", "q"]))
+            if draw(once.integers(0, 9)):
+                row[attr] = draw(once.integers(0, 3))
+        if draw(once.integers(0, 9)):
+            row["g"] = draw(once.integers(0, 1))
+        if draw(once.integers(0, 9)):
+            row["h"] = draw(once.sampled_from(("p", "q")))
         rows.append(row)
     return rows

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 from trendlake.engine.aggregates import (
@@ -27,6 +29,13 @@ from trendlake.engine.query import CompiledQuery
 LIMIT = 120
 POW = [1 << k for k in range(LIMIT + 1)]
 HALF = [0] + [1 << (k - 1) for k in range(1, LIMIT + 1)]
+
+
+@functools.lru_cache(maxsize=256)
+def _code(source: str, name: str) -> CodeType:
+    """The compiled kernel source: queries of one shape (another plan, another
+    partition's copy of a plan) share the compile, each runs in its own namespace."""
+    return compile(source, f"<cogra kernel {name}>", "exec")
 
 
 class Layout:
@@ -263,7 +272,7 @@ class Layout:
             "max_present": max_present,
         }
         source = self.source() + "\n\n" + self.result_source()
-        exec(compile(source, f"<cogra kernel {self.query.name}>", "exec"), namespace)
+        exec(_code(source, self.query.name), namespace)
         self._make = namespace["make"]
         self._result = namespace["result"]
 

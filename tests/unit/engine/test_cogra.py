@@ -39,7 +39,7 @@ from trendlake.engine.query import CompiledQuery, Unsupported
 from trendlake.engine.results import finalize, is_equal
 from trendlake.engine.strategies import cogra, greta, reference
 
-from tests.randomized import event_rows, queries
+from tests.randomized import event_rows, once, queries
 from tests.unit.engine.engine_adapter import run_engine
 from tests.unit.engine.handplans import SECOND, fig_2_3_query, plan_of, query_spec
 from tests.unit.engine.test_greta import (
@@ -321,19 +321,19 @@ def bursty_streams(draw: st.DrawFn, pool: list[str], max_events: int = 12) -> li
     """Bursts of one type (mostly distinct, sometimes equal time stamps), irrelevant Z events,
     attributes x, y in 0..3 sometimes missing."""
     rows: list[dict[str, Any]] = []
-    ts = draw(st.integers(0, 3))
-    while len(rows) < max_events and draw(st.integers(0, 5)):
+    ts = draw(once.integers(0, 3))
+    while len(rows) < max_events and draw(once.integers(0, 5)):
         etype = draw(st.sampled_from(pool + ["Z", "N"]))
-        for _ in range(draw(st.integers(1, 6))):
+        for _ in range(draw(once.integers(1, 6))):
             if len(rows) >= max_events:
                 break
-            ts += draw(st.sampled_from([1, 1, 1, 2, 0]))
+            ts += draw(once.sampled_from((1, 1, 1, 2, 0)))
             row: dict[str, Any] = {"type": etype, "ts": ts, "seq": len(rows)}
             for attr in ("x", "y"):
-                if draw(st.integers(0, 7)):
-                    row[attr] = draw(st.integers(0, 3))
+                if draw(once.integers(0, 7)):
+                    row[attr] = draw(once.integers(0, 3))
             rows.append(row)
-        ts += draw(st.sampled_from([0, 1, 1, 3]))
+        ts += draw(once.sampled_from((0, 1, 1, 3)))
     return make_events(rows)
 
 
@@ -345,12 +345,12 @@ def cases(draw: st.DrawFn, shape: str = "any") -> tuple[dict[str, Any], list[Eve
     elif shape == "negation":
         spec = restrict(spec, ANY, negation=True, adjacent=False)
     elif shape == "mixed":
-        spec = restrict(spec, ANY, negation=draw(st.booleans()), adjacent=True)
+        spec = restrict(spec, ANY, negation=draw(once.booleans()), adjacent=True)
     elif shape == "pattern":
-        spec = restrict(spec, draw(st.sampled_from([NEXT, CONT])), negation=False, adjacent=False)
+        spec = restrict(spec, draw(once.sampled_from((NEXT, CONT))), negation=False, adjacent=False)
     positive = sorted({v["type"] for v in spec["variables"] if not v["negated"]})
     negative = sorted({v["type"] for v in spec["variables"] if v["negated"]} - set(positive))
-    if draw(st.booleans()):
+    if draw(once.booleans()):
         events = draw(bursty_streams(positive * 2 + negative))
     else:
         events = draw(random_streams(positive * 3 + negative, draw(template_walks(spec))))
@@ -395,18 +395,18 @@ def test_pattern_grained_equals_reference(case: tuple[dict[str, Any], list[Event
 def long_cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[Event]]:
     """Type-grained queries over a few hundred bursty events: counts far beyond the
     reference's reach, many saturating."""
-    spec = restrict(draw(random_queries()), ANY, negation=draw(st.booleans()), adjacent=False)
+    spec = restrict(draw(random_queries()), ANY, negation=draw(once.booleans()), adjacent=False)
     positive = sorted({v["type"] for v in spec["variables"] if not v["negated"]})
-    within = draw(st.sampled_from([20, 60, 400]))
+    within = draw(once.sampled_from((20, 60, 400)))
     spec["window"] = {
         "within_us": within * SECOND,
-        "slide_us": draw(st.sampled_from([within, within // 2, within // 4])) * SECOND,
+        "slide_us": draw(once.sampled_from((within, within // 2, within // 4))) * SECOND,
     }
     rows: list[dict[str, Any]] = []
     ts = 0
-    rng_seed = draw(st.integers(0, 2**32 - 1))
+    rng_seed = draw(once.integers(0, 2**32 - 1))
     rng = np.random.default_rng(rng_seed)
-    n = draw(st.integers(50, 400))
+    n = draw(once.integers(50, 400))
     while len(rows) < n:
         etype = str(rng.choice(positive + ["Z", "N"]))
         for _ in range(int(rng.geometric(0.15))):

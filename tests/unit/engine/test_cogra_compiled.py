@@ -23,6 +23,7 @@ from trendlake.engine.aggregates import CAP
 from trendlake.engine.strategies.cogra import kernel
 from trendlake.engine.strategies.cogra.layout import Layout
 
+from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine
 from tests.unit.engine.handplans import SECOND, plan_of, query_spec
 from tests.unit.engine.oracle_checks import assert_distribution
@@ -68,7 +69,7 @@ def both_kernels(plan: dict[str, Any], rows: list[dict[str, Any]]) -> tuple[list
 def counts_only(draw: st.DrawFn) -> dict[str, Any]:
     """A random type-grained query without negation returning COUNT(*) and some COUNT(V)."""
     spec = restrict(draw(random_queries()), ANY, negation=False, adjacent=False)
-    if draw(st.integers(0, 3)):  # mostly a type per variable: no event matches two of them
+    if draw(once.integers(0, 3)):  # mostly a type per variable: no event matches two of them
         for i, v in enumerate(spec["variables"]):
             v["type"] = "ABCDEFGH"[i]
     positive = [v["name"] for v in spec["variables"] if not v["negated"]]
@@ -76,8 +77,8 @@ def counts_only(draw: st.DrawFn) -> dict[str, Any]:
     spec["aggregates"] = [{"name": "COUNT(*)", "fn": "count_star"}] + [
         {"name": f"COUNT({v})", "fn": "count", "var": v} for v in counted
     ]
-    within = draw(st.sampled_from([7, 20, 60, 400]))
-    slide = draw(st.sampled_from([within, within // 2, within // 3, 3]))
+    within = draw(once.sampled_from((7, 20, 60, 400)))
+    slide = draw(once.sampled_from((within, within // 2, within // 3, 3)))
     spec["window"] = {"within_us": within * SECOND, "slide_us": slide * SECOND}
     spec["group_by"] = spec["partition_by"] = ["g"]
     return spec
@@ -90,13 +91,13 @@ def long_grouped_cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, 
     of four a flood of one type at the end."""
     spec = counts_only(draw)
     positive = sorted({v["type"] for v in spec["variables"] if not v["negated"]})
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    n = draw(st.integers(20, 600))
-    groups = draw(st.integers(1, 3))
-    same_ts = draw(st.sampled_from([0.1, 0.4, 0.7]))
-    burst = draw(st.sampled_from([0.3, 0.1, 0.02, 0.005]))  # 1 / mean burst length
+    rng = np.random.default_rng(draw(once.integers(0, 2**32 - 1)))
+    n = draw(once.integers(20, 600))
+    groups = draw(once.integers(1, 3))
+    same_ts = draw(once.sampled_from((0.1, 0.4, 0.7)))
+    burst = draw(once.sampled_from((0.3, 0.1, 0.02, 0.005)))  # 1 / mean burst length
     rows: list[dict[str, Any]] = []
-    ts = draw(st.integers(-30, 30))
+    ts = draw(once.integers(-30, 30))
     while len(rows) < n:
         etype = str(rng.choice(positive + ["Z"]))
         for _ in range(int(rng.geometric(burst))):
@@ -112,15 +113,15 @@ def long_grouped_cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, 
                     "y": int(rng.integers(0, 4)),
                 }
             )
-    if draw(st.integers(0, 3)) == 0:
+    if draw(once.integers(0, 3)) == 0:
         # a flood: one group's long run of a Kleene variable's type (any type where the query
         # has none) inside a 400-second window, then one event of every type, so that counts
         # pass the cap
-        spec["window"] = {"within_us": 400 * SECOND, "slide_us": draw(st.sampled_from([400, 200, 150])) * SECOND}
+        spec["window"] = {"within_us": 400 * SECOND, "slide_us": draw(once.sampled_from((400, 200, 150))) * SECOND}
         names = {v["name"]: v["type"] for v in spec["variables"] if not v["negated"]}
         looped = sorted({names[t["from"]] for t in spec["template"]["transitions"] if t["from"] == t["to"]})
         etype = draw(st.sampled_from(looped or positive))
-        for _ in range(draw(st.integers(130, 260))):
+        for _ in range(draw(once.integers(130, 260))):
             ts += int(rng.choice([0, 1, 1]))
             rows.append({"type": etype, "ts": ts, "seq": len(rows), "g": 0, "x": 1, "y": 1})
         for other in positive:

@@ -20,6 +20,7 @@ from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import finalize, is_equal
 from trendlake.engine.strategies import greta, reference
 
+from tests.randomized import once
 from tests.unit.engine.handplans import SECOND, plan_of, query_spec
 from trendlake import engine
 
@@ -108,32 +109,32 @@ def pattern_trees(draw: st.DrawFn, names: _Names, types: list[str], size: int, t
     """A pattern with ``size`` positive positions."""
     if size == 1:
         node: Node = ("leaf", names.var(draw(st.sampled_from(types))))
-        return ("plus", node) if draw(st.booleans()) else node
-    parts = draw(st.integers(2, min(3, size)))
+        return ("plus", node) if draw(once.booleans()) else node
+    parts = draw(once.integers(2, min(3, size)))
     cuts = sorted(
         draw(
-            st.lists(st.integers(1, size - 1), min_size=parts - 1, max_size=parts - 1, unique=True)
+            once.lists(once.integers(1, size - 1), min_size=parts - 1, max_size=parts - 1, unique=True)
         )
     )
     sizes = [b - a for a, b in zip([0, *cuts], [*cuts, size], strict=True)]
     items: list[Node] = []
     for i, part in enumerate(sizes):
-        if i and draw(st.integers(0, 3)) == 0:
+        if i and draw(once.integers(0, 3)) == 0:
             items.append(draw(negation(names, types)))
         items.append(draw(pattern_trees(names, types, part, False)))
-    if top and draw(st.integers(0, 4)) == 0:
+    if top and draw(once.integers(0, 4)) == 0:
         items.insert(0, draw(negation(names, types)))
-    if top and draw(st.integers(0, 4)) == 0:
+    if top and draw(once.integers(0, 4)) == 0:
         items.append(draw(negation(names, types)))
     node = ("seq", items)
-    if items[0][0] != "not" and items[-1][0] != "not" and draw(st.integers(0, 2)) == 0:
+    if items[0][0] != "not" and items[-1][0] != "not" and draw(once.integers(0, 2)) == 0:
         node = ("plus", node)
     return node
 
 
 @st.composite
 def negation(draw: st.DrawFn, names: _Names, types: list[str]) -> Node:
-    length = draw(st.integers(1, 2))
+    length = draw(once.integers(1, 2))
     seq = [names.var(draw(st.sampled_from(types + ["N"])), negated=True) for _ in range(length)]
     names.negations.append(seq)
     return ("not", len(names.negations) - 1)
@@ -189,66 +190,66 @@ def outer_negations(node: Node) -> tuple[list[int], list[int]]:
 
 @st.composite
 def local_expr(draw: st.DrawFn, var: str) -> dict[str, Any]:
-    attr = {"attr": draw(st.sampled_from(ATTRS)), "var": var}
-    k = {"lit": draw(st.integers(0, 3))}
-    form = draw(st.integers(0, 2))
+    attr = {"attr": draw(once.sampled_from(ATTRS)), "var": var}
+    k = {"lit": draw(once.integers(0, 3))}
+    form = draw(once.integers(0, 2))
     if form == 0:
-        return {"op": draw(st.sampled_from(OPS)), "args": [attr, k]}
+        return {"op": draw(once.sampled_from(OPS)), "args": [attr, k]}
     if form == 1:
         return {
             "op": "in",
             "args": [attr],
-            "values": draw(st.lists(st.integers(0, 3), min_size=1, max_size=3)),
+            "values": draw(once.lists(once.integers(0, 3), min_size=1, max_size=3)),
         }
     return {"op": ">", "args": [{"op": "+", "args": [attr, {"lit": 1}]}, k]}
 
 
 @st.composite
 def adjacent_expr(draw: st.DrawFn, src: str, dst: str) -> dict[str, Any]:
-    left: dict[str, Any] = {"attr": draw(st.sampled_from(ATTRS)), "var": src}
-    if draw(st.booleans()):
-        left = {"op": "+", "args": [left, {"lit": draw(st.integers(-1, 1))}]}
-    right = {"attr": draw(st.sampled_from(ATTRS)), "var": dst, "next": True}
-    return {"op": draw(st.sampled_from(OPS)), "args": [left, right]}
+    left: dict[str, Any] = {"attr": draw(once.sampled_from(ATTRS)), "var": src}
+    if draw(once.booleans()):
+        left = {"op": "+", "args": [left, {"lit": draw(once.integers(-1, 1))}]}
+    right = {"attr": draw(once.sampled_from(ATTRS)), "var": dst, "next": True}
+    return {"op": draw(once.sampled_from(OPS)), "args": [left, right]}
 
 
 @st.composite
 def random_queries(draw: st.DrawFn) -> dict[str, Any]:
-    types = list(TYPES[: draw(st.integers(2, 4))])
+    types = list(TYPES[: draw(once.integers(2, 4))])
     names = _Names()
-    tree = draw(pattern_trees(names, types, draw(st.integers(1, 4)), True))
+    tree = draw(pattern_trees(names, types, draw(once.integers(1, 4)), True))
     follow: dict[tuple[str, str], set[int]] = {}
     first, last = glushkov(tree, follow)
     lead, trail = outer_negations(tree)
     positive = [v for v, _, neg in names.variables if not neg]
     local = {
-        v: [draw(local_expr(v))] for v, _, _ in names.variables if draw(st.integers(0, 4)) == 0
+        v: [draw(local_expr(v))] for v, _, _ in names.variables if draw(once.integers(0, 4)) == 0
     }
     adjacent = [
         (a, b, draw(adjacent_expr(a, b)))
         for (a, b) in sorted(follow)
-        if draw(st.integers(0, 3)) == 0
+        if draw(once.integers(0, 3)) == 0
     ]
     aggregates: list[dict[str, Any]] = [{"name": "COUNT(*)", "fn": "count_star"}]
     required: dict[str, list[str]] = {}
     for i, fn in enumerate(
-        draw(st.lists(st.sampled_from(["count", "sum", "avg", "min", "max"]), max_size=3))
+        draw(once.lists(once.sampled_from(("count", "sum", "avg", "min", "max")), max_size=3))
     ):
         var = draw(st.sampled_from(positive))
         agg = {"name": f"agg{i}", "fn": fn, "var": var}
         if fn != "count":
-            agg["attr"] = draw(st.sampled_from(ATTRS))
+            agg["attr"] = draw(once.sampled_from(ATTRS))
             if agg["attr"] not in required.setdefault(var, []):
                 required[var].append(agg["attr"])
         aggregates.append(agg)
-    within = draw(st.integers(3, 12))
-    slide = draw(st.one_of(st.just(within), st.integers(1, within)))
+    within = draw(once.integers(3, 12))
+    slide = draw(once.one_of(once.just(within), once.integers(1, within)))
     return query_spec(
         variables=names.variables,
         start=sorted(first),
         end=sorted(last),
         transitions=[(a, b, sorted(negs)) for (a, b), negs in sorted(follow.items())],
-        semantics=draw(st.sampled_from([ANY, NEXT, CONT])),
+        semantics=draw(once.sampled_from((ANY, NEXT, CONT))),
         within=within * SECOND,
         slide=slide * SECOND,
         negations=names.negations,
@@ -266,18 +267,18 @@ def random_streams(draw: st.DrawFn, pool: list[str], walk: list[str]) -> list[Ev
     """Up to 12 events: the types of ``walk`` in order (a path through the template, so
     trends are likely) mixed with random events of ``pool``, N (negated-only) and Z
     (irrelevant); small integer time stamps, many equal; attributes x, y sometimes missing."""
-    n = draw(st.one_of(st.integers(0, 12), st.integers(7, 12)))
+    n = draw(once.one_of(once.integers(0, 12), once.integers(7, 12)))
     types = list(walk[:n])
     for _ in range(n - len(types)):
-        types.insert(draw(st.integers(0, len(types))), draw(st.sampled_from(pool + ["N", "Z"])))
+        types.insert(draw(once.integers(0, len(types))), draw(st.sampled_from(pool + ["N", "Z"])))
     rows = []
-    ts = draw(st.integers(0, 2))
+    ts = draw(once.integers(0, 2))
     for i, etype in enumerate(types):
-        ts += draw(st.sampled_from([0, 0, 1, 1, 1, 2]))
+        ts += draw(once.sampled_from((0, 0, 1, 1, 1, 2)))
         row: dict[str, Any] = {"type": etype, "ts": ts, "seq": i}
         for attr in ATTRS:
-            if draw(st.integers(0, 7)):
-                row[attr] = draw(st.integers(0, 3))
+            if draw(once.integers(0, 7)):
+                row[attr] = draw(once.integers(0, 3))
         rows.append(row)
     return make_events(rows)
 
@@ -285,13 +286,13 @@ def random_streams(draw: st.DrawFn, pool: list[str], walk: list[str]) -> list[Ev
 @st.composite
 def template_walks(draw: st.DrawFn, spec: dict[str, Any]) -> list[str]:
     """Event types along a random path of the template from a start variable."""
-    if not draw(st.integers(0, 2)):
+    if not draw(once.integers(0, 2)):
         return []
     types = {v["name"]: v["type"] for v in spec["variables"]}
     template = spec["template"]
     var = draw(st.sampled_from(template["start"]))
     walk = [types[var]]
-    steps = draw(st.integers(0, 5))
+    steps = draw(once.integers(0, 5))
     while len(walk) < 9 and (len(walk) <= steps or var not in template["end"]):
         succ = [t["to"] for t in template["transitions"] if t["from"] == var]
         if not succ:

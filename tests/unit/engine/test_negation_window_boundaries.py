@@ -21,6 +21,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import TooManyTrends, evaluate
+from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine
 from tests.unit.engine.oracle_checks import (
     STRATEGIES,
@@ -44,14 +45,14 @@ STATS: Counter[str] = Counter()
 @st.composite
 def boundary_cases(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]], str]:
     """(query text, rows, the same rows with the boundary NOT match one second earlier, side)."""
-    core, start_type, end_type = draw(st.sampled_from(CORES))
-    side = draw(st.sampled_from(["leading", "trailing"]))
-    neg = draw(st.sampled_from([["N"], ["N"], ["N", "M"]]))
+    core, start_type, end_type = draw(once.sampled_from(CORES))
+    side = draw(once.sampled_from(("leading", "trailing")))
+    neg = draw(once.sampled_from((("N",), ("N",), ("N", "M"))))
     neg_text = "N" if len(neg) == 1 else "SEQ(N, M)"
     pattern = f"SEQ(NOT {neg_text}, {core})" if side == "leading" else f"SEQ({core}, NOT {neg_text})"
-    semantics = draw(st.sampled_from(SEMANTICS))
-    within = draw(st.integers(3, 8))
-    slide = within if draw(st.booleans()) else draw(st.integers(1, within))
+    semantics = draw(once.sampled_from(SEMANTICS))
+    within = draw(once.integers(3, 8))
+    slide = within if draw(once.booleans()) else draw(once.integers(1, within))
     window = "" if slide == within else f" SLIDE {slide} seconds"
     text = (
         f"QUERY q RETURN COUNT(*) PATTERN {pattern} SEMANTICS {semantics} "
@@ -60,11 +61,11 @@ def boundary_cases(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], list[dic
     # positive events around a few windows, distinct or tied time stamps, plus noise
     base = 4 * within * slide
     types = sorted({start_type, end_type})
-    n = draw(st.integers(2, 8))
+    n = draw(once.integers(2, 8))
     events = [
-        (base + draw(st.integers(0, 2 * within)), draw(st.sampled_from(types))) for _ in range(n)
+        (base + draw(once.integers(0, 2 * within)), draw(st.sampled_from(types))) for _ in range(n)
     ]
-    events += [(base + draw(st.integers(0, 2 * within)), "Z") for _ in range(draw(st.integers(0, 3)))]
+    events += [(base + draw(once.integers(0, 2 * within)), "Z") for _ in range(draw(once.integers(0, 3)))]
     anchors = sorted(t for t, ty in events if ty == (start_type if side == "leading" else end_type))
     if not anchors:
         anchors = [base + within]
@@ -80,7 +81,7 @@ def boundary_cases(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], list[dic
         at = [k * slide + i for i in range(len(neg))]
         if end_type != start_type and t0 + 1 < k * slide + within:
             # an END event after t0 in window k: a trend there that only the match blocks
-            events.append((draw(st.integers(t0 + 1, k * slide + within - 1)), end_type))
+            events.append((draw(once.integers(t0 + 1, k * slide + within - 1)), end_type))
     else:
         # the match ends at the end of a window holding t0, after t0
         ks = [k for k in range(first, t0 // slide + 1) if k * slide + within - len(neg) > t0]
@@ -91,7 +92,7 @@ def boundary_cases(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]], list[dic
         at = [end - len(neg) + 1 + i for i in range(len(neg))]
         if end_type != start_type and k * slide < t0:
             # a START event before t0 in window k: a trend there that the match must not block
-            events.append((draw(st.integers(k * slide, t0 - 1)), start_type))
+            events.append((draw(once.integers(k * slide, t0 - 1)), start_type))
     event(f"{side}, {semantics}, {'tumbling' if slide == within else 'sliding'}")
 
     def rows_of(neg_at: list[int]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import TooManyTrends, evaluate
+from tests.randomized import once
 from tests.unit.engine.oracle_checks import assert_distribution, assert_every_strategy_equals
 from trendlake import optimizer
 
@@ -31,19 +32,19 @@ STATS: Counter[str] = Counter()
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[str, str, list[dict[str, Any]]]:
-    pattern, reduced, alphabet = draw(st.sampled_from(PATTERNS))
-    within = draw(st.sampled_from([(8, 8), (8, 4), (12, 4)]))
+    pattern, reduced, alphabet = draw(once.sampled_from(PATTERNS))
+    within = draw(once.sampled_from(((8, 8), (8, 4), (12, 4))))
 
     def text(p: str) -> str:
         return (f"QUERY q RETURN COUNT(*) PATTERN {p} SEMANTICS skip-till-any-match "
                 f"WITHIN {within[0]} seconds SLIDE {within[1]} seconds;")
 
-    n = draw(st.integers(4, 14))
+    n = draw(once.integers(4, 14))
     types = draw(st.lists(st.sampled_from(alphabet), min_size=n, max_size=n))
     for negated in "NM":  # a match of each negation somewhere in every stream
-        types.insert(draw(st.integers(0, len(types))), negated)
+        types.insert(draw(once.integers(0, len(types))), negated)
     n = len(types)
-    times = sorted(draw(st.lists(st.integers(0, 20), min_size=n, max_size=n)))
+    times = sorted(draw(once.lists(once.integers(0, 20), min_size=n, max_size=n)))
     rows = [{"type": ty, "ts": t, "seq": i} for i, (t, ty) in enumerate(zip(times, types, strict=True))]
     return text(pattern), text(reduced), rows
 

@@ -22,6 +22,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import TooManyTrends, evaluate
+from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine
 from tests.unit.engine.oracle_checks import (
     STRATEGIES,
@@ -54,23 +55,23 @@ def query(pattern: str, semantics: str, within: int, slide: int) -> str:
 @st.composite
 def pattern_cases(draw: st.DrawFn) -> tuple[str, str, list[dict[str, Any]]]:
     """(next-match or contiguous query, the same query under skip-till-any-match, rows)."""
-    pattern = draw(st.sampled_from(PATTERNS))
-    semantics = draw(st.sampled_from(["skip-till-next-match", "skip-till-next-match", "contiguous"]))
-    within = draw(st.integers(4, 10))
-    slide = within if draw(st.booleans()) else draw(st.integers(1, within))
+    pattern = draw(once.sampled_from(PATTERNS))
+    semantics = draw(once.sampled_from(("skip-till-next-match", "skip-till-next-match", "contiguous")))
+    within = draw(once.integers(4, 10))
+    slide = within if draw(once.booleans()) else draw(once.integers(1, within))
     # a word of the pattern, each type repeated 1-3 times (repeated followers), at
     # increasing time stamps with ties, plus a little noise anywhere
     word = [c for c in pattern if c in "ABC"]  # aliases are lower case
-    if pattern.endswith(")+") and draw(st.booleans()):
+    if pattern.endswith(")+") and draw(once.booleans()):
         word = word * 2
     events: list[tuple[int, str]] = []
     t = 0
     for ty in word:
-        for _ in range(draw(st.integers(1, 3))):
-            t += draw(st.sampled_from([1, 1, 2, 0]))
+        for _ in range(draw(once.integers(1, 3))):
+            t += draw(once.sampled_from((1, 1, 2, 0)))
             events.append((t, ty))
     pool = sorted(set(word)) + (["Z"] if semantics == "contiguous" else [])
-    events += [(draw(st.integers(0, t + 1)), draw(st.sampled_from(pool))) for _ in range(draw(st.integers(0, 3)))]
+    events += [(draw(once.integers(0, t + 1)), draw(st.sampled_from(pool))) for _ in range(draw(once.integers(0, 3)))]
     events.sort(key=lambda e: e[0])
     if len({t for t, _ in events}) < len(events):
         event("ties")

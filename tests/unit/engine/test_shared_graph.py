@@ -22,6 +22,7 @@ from trendlake.optimizer import parse_workload
 from trendlake.optimizer.plan import build_plan
 from trendlake.optimizer.sharing import every_sharable_set
 
+from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine, same_rows
 from trendlake import engine
 
@@ -73,9 +74,9 @@ def test_groups_must_match_and_connect_the_same_events() -> None:
 
 
 OTHER = "ABCDE"
-K_ADJ = ["K.x < NEXT(K).x", "K.x >= NEXT(K).x", "NEXT(K).x != K.x + 1", ""]
-AGGS = ["COUNT(*)", "COUNT(K)", "SUM(K.x)", "AVG(K.x)", "MIN(K.x)", "MAX(K.x)", "COUNT({o})", "SUM({o}.x)",
-        "MAX({o}.x)", "MIN({o}.x)"]
+K_ADJ = ("K.x < NEXT(K).x", "K.x >= NEXT(K).x", "NEXT(K).x != K.x + 1", "")
+AGGS = ("COUNT(*)", "COUNT(K)", "SUM(K.x)", "AVG(K.x)", "MIN(K.x)", "MAX(K.x)", "COUNT({o})", "SUM({o}.x)",
+        "MAX({o}.x)", "MIN({o}.x)")
 
 
 WINDOWS = ["WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds", "WITHIN 9 seconds SLIDE 4 seconds",
@@ -87,35 +88,35 @@ def workloads(draw: Any, windows: list[str] = WINDOWS) -> str:
     """2-12 queries with K+ between different prefixes and suffixes, one adjacent predicate on
     K -> K for all, adjacent predicates among each query's other variables, different local
     predicates on the other types and aggregates; now and then a query that cannot share."""
-    n = draw(st.integers(2, 12))
-    k_adj = draw(st.sampled_from(K_ADJ))
-    k_local = draw(st.sampled_from(["", "K.x != 4"]))
+    n = draw(once.integers(2, 12))
+    k_adj = draw(once.sampled_from(K_ADJ))
+    k_local = draw(once.sampled_from(("", "K.x != 4")))
     window = draw(st.sampled_from(windows))
-    group = draw(st.booleans())
+    group = draw(once.booleans())
     queries = []
     for i in range(n):
-        types = draw(st.lists(st.sampled_from(OTHER), min_size=1, max_size=3, unique=True))
-        cut = draw(st.integers(0, len(types)))
-        items = [t + ("+" if draw(st.integers(0, 3)) == 0 else "") for t in types]
+        types = draw(once.lists(once.sampled_from(OTHER), min_size=1, max_size=3, unique=True))
+        cut = draw(once.integers(0, len(types)))
+        items = [t + ("+" if draw(once.integers(0, 3)) == 0 else "") for t in types]
         items = items[:cut] + ["K+"] + items[cut:]
-        aggs = draw(st.lists(st.sampled_from(AGGS), min_size=1, max_size=4, unique=True))
+        aggs = draw(once.lists(once.sampled_from(AGGS), min_size=1, max_size=4, unique=True))
         ret = ", ".join(dict.fromkeys(a.format(o=draw(st.sampled_from(types))) for a in aggs))
         preds = [p for p in (k_adj, k_local) if p]
         # an adjacent predicate between two consecutive other variables, or on a Kleene one
         plain = [t for t in items if t != "K+"]
         for a, b in zip(plain, plain[1:], strict=False):
-            if items.index(b) == items.index(a) + 1 and draw(st.integers(0, 2)) == 0:
-                preds.append(f"{a.rstrip('+')}.x {draw(st.sampled_from(['<', '>=']))} NEXT({b.rstrip('+')}).x")
+            if items.index(b) == items.index(a) + 1 and draw(once.integers(0, 2)) == 0:
+                preds.append(f"{a.rstrip('+')}.x {draw(once.sampled_from(('<', '>=')))} NEXT({b.rstrip('+')}).x")
         for t in plain:
-            if t.endswith("+") and draw(st.booleans()):
+            if t.endswith("+") and draw(once.booleans()):
                 preds.append(f"{t[0]}.x <= NEXT({t[0]}).x")
-        if draw(st.booleans()):
-            preds.append(f"{draw(st.sampled_from(types))}.x {draw(st.sampled_from(['<', '>=', '!=']))} "
-                         f"{draw(st.integers(1, 5))}")
-        if draw(st.integers(0, 3)) == 0:  # a NOT N somewhere: away from K it shares, next to K it cannot
-            at = draw(st.integers(0, len(items)))
+        if draw(once.booleans()):
+            preds.append(f"{draw(st.sampled_from(types))}.x {draw(once.sampled_from(('<', '>=', '!=')))} "
+                         f"{draw(once.integers(1, 5))}")
+        if draw(once.integers(0, 3)) == 0:  # a NOT N somewhere: away from K it shares, next to K it cannot
+            at = draw(once.integers(0, len(items)))
             items = items[:at] + ["NOT N"] + items[at:]
-        odd = draw(st.integers(0, 11))
+        odd = draw(once.integers(0, 11))
         if odd == 0 and cut > 0:  # into K: this query cannot share
             preds.append(f"{plain[cut - 1].rstrip('+')}.x < NEXT(K).x")
         where = f" WHERE {' AND '.join(preds)}" if preds else ""
@@ -132,18 +133,18 @@ def streams(draw: Any, size: tuple[int, int]) -> list[dict[str, Any]]:
     """Bursts of K between other events, ties on time stamps, two groups, a missing x now and
     then; x integers or (in some streams) quarters as floats."""
     rows: list[dict[str, Any]] = []
-    t = draw(st.integers(0, 3))
-    n = draw(st.integers(*size))
-    floats = draw(st.booleans())
+    t = draw(once.integers(0, 3))
+    n = draw(once.integers(*size))
+    floats = draw(once.booleans())
     while len(rows) < n:
-        kind = ["K"] * draw(st.integers(1, 5)) if draw(st.integers(0, 2)) else [draw(st.sampled_from(OTHER + "N"))]
+        kind = ["K"] * draw(once.integers(1, 5)) if draw(once.integers(0, 2)) else [draw(once.sampled_from(OTHER + "N"))]
         for ty in kind:
-            t += draw(st.sampled_from([0, 1, 1, 1, 2, 4]))
-            x = draw(st.one_of(st.integers(0, 6), st.just(None))) if draw(st.integers(0, 9)) == 0 else draw(
-                st.integers(0, 6))
+            t += draw(once.sampled_from((0, 1, 1, 1, 2, 4)))
+            x = draw(once.one_of(once.integers(0, 6), once.just(None))) if draw(once.integers(0, 9)) == 0 else draw(
+                once.integers(0, 6))
             if floats and x is not None:
                 x = x / 4 + 0.5
-            rows.append({"type": ty, "ts": t, "seq": len(rows), "x": x, "g": draw(st.sampled_from([1, 1, 2]))})
+            rows.append({"type": ty, "ts": t, "seq": len(rows), "x": x, "g": draw(once.sampled_from((1, 1, 2)))})
     return rows
 
 

@@ -20,6 +20,7 @@ from trendlake.engine.shared.kleene import SharedStats
 from trendlake.optimizer import parse_workload
 from trendlake.optimizer.plan import build_plan
 
+from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine, same_rows
 from trendlake import engine
 
@@ -91,8 +92,8 @@ def test_planner_needs_statistics_or_stated_assumptions() -> None:
 # ---------------------------------------------------------------- differential
 
 OTHER = "ABCDE"
-AGGS = ["COUNT(*)", "COUNT(K)", "SUM(K.x)", "AVG(K.x)", "MIN(K.x)", "MAX(K.x)", "COUNT({o})", "SUM({o}.x)",
-        "MAX({o}.x)", "MIN({o}.x)"]
+AGGS = ("COUNT(*)", "COUNT(K)", "SUM(K.x)", "AVG(K.x)", "MIN(K.x)", "MAX(K.x)", "COUNT({o})", "SUM({o}.x)",
+        "MAX({o}.x)", "MIN({o}.x)")
 
 
 @st.composite
@@ -100,32 +101,32 @@ def workloads(draw: Any) -> tuple[str, int]:
     """2-12 queries with K+ between different prefixes and suffixes; the same or no local
     predicate on K; different local predicates on the other types; one window for the
     sharers and now and then a query with another window or semantics that cannot share."""
-    n = draw(st.integers(2, 12))
-    k_preds = ["", "K.x > 2", "K.x != 4", "K.x < 5", "K.x * 2 >= 3"]
-    same_k_pred = draw(st.booleans())
-    k_pred = draw(st.sampled_from(k_preds))
-    window = draw(st.sampled_from(["WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds", "WITHIN 1 minute"]))
-    group = draw(st.booleans())
+    n = draw(once.integers(2, 12))
+    k_preds = ("", "K.x > 2", "K.x != 4", "K.x < 5", "K.x * 2 >= 3")
+    same_k_pred = draw(once.booleans())
+    k_pred = draw(once.sampled_from(k_preds))
+    window = draw(once.sampled_from(("WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds", "WITHIN 1 minute")))
+    group = draw(once.booleans())
     queries = []
     for i in range(n):
-        types = draw(st.lists(st.sampled_from(OTHER), min_size=1, max_size=3, unique=True))
-        cut = draw(st.integers(0, len(types)))
-        items = [t + ("+" if draw(st.integers(0, 4)) == 0 else "") for t in types]
+        types = draw(once.lists(once.sampled_from(OTHER), min_size=1, max_size=3, unique=True))
+        cut = draw(once.integers(0, len(types)))
+        items = [t + ("+" if draw(once.integers(0, 4)) == 0 else "") for t in types]
         items = items[:cut] + ["K+"] + items[cut:]
         if cut == 0 and len(items) == 1:
             items = ["A", "K+"]
         own = [t for t in types] or ["A"]
-        aggs = draw(st.lists(st.sampled_from(AGGS), min_size=1, max_size=4, unique=True))
+        aggs = draw(once.lists(once.sampled_from(AGGS), min_size=1, max_size=4, unique=True))
         ret = ", ".join(dict.fromkeys(a.format(o=draw(st.sampled_from(own))) for a in aggs))
         if not same_k_pred:  # different predicates on K: snapshots at event level
-            k_pred = draw(st.sampled_from(k_preds))
+            k_pred = draw(once.sampled_from(k_preds))
         preds = [k_pred] if k_pred else []
-        if draw(st.booleans()):
-            preds.append(f"{draw(st.sampled_from(own))}.x {draw(st.sampled_from(['<', '>=', '!=']))} {draw(st.integers(1, 5))}")
+        if draw(once.booleans()):
+            preds.append(f"{draw(st.sampled_from(own))}.x {draw(once.sampled_from(('<', '>=', '!=')))} {draw(once.integers(1, 5))}")
         where = f" WHERE {' AND '.join(preds)}" if preds else ""
         q_window = window
         semantics = ""
-        odd = draw(st.integers(0, 9))
+        odd = draw(once.integers(0, 9))
         if odd == 0:
             q_window = "WITHIN 7 seconds"
         elif odd == 1:
@@ -140,17 +141,17 @@ def workloads(draw: Any) -> tuple[str, int]:
 def streams(draw: Any, size: tuple[int, int]) -> list[dict[str, Any]]:
     """Bursts of K between other events, ties on time stamps, two groups."""
     rows: list[dict[str, Any]] = []
-    t = draw(st.integers(0, 3))
-    n = draw(st.integers(*size))
+    t = draw(once.integers(0, 3))
+    n = draw(once.integers(*size))
     while len(rows) < n:
-        if draw(st.integers(0, 2)) == 0:
-            kind = ["K"] * draw(st.integers(1, 4))
+        if draw(once.integers(0, 2)) == 0:
+            kind = ["K"] * draw(once.integers(1, 4))
         else:
-            kind = [draw(st.sampled_from(OTHER))]
+            kind = [draw(once.sampled_from(OTHER))]
         for ty in kind:
-            t += draw(st.sampled_from([0, 1, 1, 1, 2, 4]))
-            rows.append({"type": ty, "ts": t, "seq": len(rows), "x": draw(st.integers(0, 6)),
-                         "g": draw(st.sampled_from([1, 1, 2]))})
+            t += draw(once.sampled_from((0, 1, 1, 1, 2, 4)))
+            rows.append({"type": ty, "ts": t, "seq": len(rows), "x": draw(once.integers(0, 6)),
+                         "g": draw(once.sampled_from((1, 1, 2)))})
     return rows
 
 

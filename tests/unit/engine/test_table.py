@@ -23,7 +23,7 @@ from trendlake.engine.events import make_events, partition
 from trendlake.engine.strategies import cogra, greta, reference
 from trendlake.engine.table import evaluate_table_partials, mandatory_variables
 
-from tests.randomized import event_rows, workloads
+from tests.randomized import event_rows, once, workloads
 from tests.unit.engine.test_differential import rows_equal
 from trendlake import engine, optimizer
 
@@ -68,8 +68,8 @@ def small_partitioned_rows(draw: st.DrawFn) -> list[dict]:
     """Few events (the reference enumerates every trend), partition attributes mostly present."""
     rows = draw(event_rows(max_events=12))
     for row in rows:
-        if "g" not in row and draw(st.integers(0, 3)):
-            row["g"] = draw(st.integers(0, 1))
+        if "g" not in row and draw(once.integers(0, 3)):
+            row["g"] = draw(once.integers(0, 1))
     return rows
 
 
@@ -98,10 +98,10 @@ def partitioned_rows(draw: st.DrawFn) -> list[dict]:
     """Event rows whose partition attributes are mostly present (several partitions)."""
     rows = draw(event_rows(max_events=24))
     for row in rows:
-        if "g" not in row and draw(st.integers(0, 3)):
-            row["g"] = draw(st.integers(0, 2))
-        if "h" not in row and draw(st.integers(0, 3)):
-            row["h"] = draw(st.sampled_from(["p", "q"]))
+        if "g" not in row and draw(once.integers(0, 3)):
+            row["g"] = draw(once.integers(0, 2))
+        if "h" not in row and draw(once.integers(0, 3)):
+            row["h"] = draw(once.sampled_from(("p", "q")))
     return rows
 
 
@@ -192,15 +192,15 @@ def test_partitions_meeting_at_one_time_stamp_stay_apart() -> None:
 def crowded_rows(draw: st.DrawFn) -> list[dict]:
     """Many events on few time stamps: bursts of one Kleene variable and mixed types at one
     time stamp (the columnar kernel's simultaneous steps), in a few partitions."""
-    n = draw(st.integers(1, 40))
-    stamps = draw(st.integers(1, 5))
+    n = draw(once.integers(1, 40))
+    stamps = draw(once.integers(1, 5))
     rows = []
     for i in range(n):
-        row = {"type": draw(st.sampled_from(["A", "B", "C", "D"])), "ts": draw(st.integers(0, stamps)),
-               "seq": i, "g": draw(st.integers(0, 1))}
+        row = {"type": draw(once.sampled_from(("A", "B", "C", "D"))), "ts": draw(once.integers(0, stamps)),
+               "seq": i, "g": draw(once.integers(0, 1))}
         for attr in ("x", "y"):
-            if draw(st.integers(0, 5)):
-                row[attr] = draw(st.integers(-2, 3))
+            if draw(once.integers(0, 5)):
+                row[attr] = draw(once.integers(-2, 3))
         rows.append(row)
     rows.sort(key=lambda r: (r["ts"], r["seq"]))
     return rows
@@ -233,7 +233,7 @@ def test_partition_chunks_cover_and_never_split(sizes: list[int], size: int, dat
 
     kid = np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)  # a key set's rows
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64) if sizes else np.zeros(0, np.int64)
-    kept = data.draw(st.lists(st.booleans(), min_size=len(kid), max_size=len(kid)))
+    kept = data.draw(once.lists(once.booleans(), min_size=len(kid), max_size=len(kid)))
     idx = np.flatnonzero(np.asarray(kept, dtype=bool)).astype(np.int32)  # the rows visited
     part_of = kid[idx]
     chunks = partition_chunks(idx, starts, size)

@@ -22,6 +22,7 @@ from trendlake.engine.timeline import format_ts
 from trendlake.jobs.cli import main
 
 from tests import oracle
+from tests.randomized import once
 
 WORKLOAD = """QUERY trips RETURN g, COUNT(*), SUM(B.x), MAX(B.x)
 PATTERN SEQ(A, B+, C) WHERE B.x > 1 GROUP-BY g WITHIN 10 seconds SLIDE 5 seconds;
@@ -60,17 +61,17 @@ CELL = st.one_of(
 @st.composite
 def csv_files(draw: st.DrawFn) -> tuple[bytes, bool]:
     """A CSV over types A, B, C with columns ts, x, g; ``clean``: no deliberate damage."""
-    n = draw(st.integers(0, 25))
-    clean = draw(st.booleans())
+    n = draw(once.integers(0, 25))
+    clean = draw(once.booleans())
     lines = ["type,ts,x,g"]
     for _ in range(n):
-        t = draw(st.sampled_from("ABCD"))
-        ts = draw(st.integers(0, 30)) if clean or draw(st.booleans()) else draw(CELL)
-        x = draw(st.integers(-2, 9)) if clean else draw(CELL)
-        g = draw(st.integers(0, 2)) if clean or draw(st.booleans()) else draw(CELL)
+        t = draw(once.sampled_from("ABCD"))
+        ts = draw(once.integers(0, 30)) if clean or draw(once.booleans()) else draw(CELL)
+        x = draw(once.integers(-2, 9)) if clean else draw(CELL)
+        g = draw(once.integers(0, 2)) if clean or draw(once.booleans()) else draw(CELL)
         line = f"{t},{ts},{x},{g}"
-        if not clean and draw(st.integers(0, 9)) == 0:
-            line = draw(st.sampled_from([line + ",extra", f"{t},{ts}", line.replace(",", ";"), ""]))
+        if not clean and draw(once.integers(0, 9)) == 0:
+            line = draw(once.sampled_from((line + ",extra", f"{t},{ts}", line.replace(",", ";"), "")))
         lines.append(line)
     return ("\n".join(lines) + "\n").encode(), clean
 

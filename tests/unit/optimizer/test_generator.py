@@ -29,7 +29,7 @@ from trendlake.optimizer.generator import (
 )
 from trendlake.optimizer.parser import parse_workload
 
-from tests.randomized import workloads
+from tests.randomized import once, workloads
 
 FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "parser"
 
@@ -129,10 +129,10 @@ ATOMS = st.builds(ast.Atom, NAMES, st.none() | NAMES)
 
 
 def _patterns(inner: st.SearchStrategy[ast.Pattern]) -> st.SearchStrategy[ast.Pattern]:
-    seqs = st.lists(inner, min_size=1, max_size=4).map(lambda items: ast.Seq(tuple(items)))
-    return st.one_of(
+    seqs = once.lists(inner, min_size=1, max_size=4).map(lambda items: ast.Seq(tuple(items)))
+    return once.one_of(
         seqs,
-        st.one_of(ATOMS, seqs).map(ast.Kleene),
+        once.one_of(ATOMS, seqs).map(ast.Kleene),
         inner.filter(lambda p: not isinstance(p, ast.Not)).map(ast.Not),
     )
 
@@ -142,8 +142,8 @@ PATTERNS = st.recursive(ATOMS, _patterns, max_leaves=8)
 
 @st.composite
 def aggregates(draw: st.DrawFn) -> ast.Aggregate:
-    fn = draw(st.sampled_from(["count_star", "count", "sum", "avg", "min", "max"]))
-    alias = draw(st.none() | NAMES)
+    fn = draw(once.sampled_from(("count_star", "count", "sum", "avg", "min", "max")))
+    alias = draw(once.none() | NAMES)
     if fn == "count_star":
         return aggregate(fn, alias=alias)
     if fn == "count":
@@ -160,14 +160,14 @@ DURATIONS = st.builds(
 
 @st.composite
 def ast_queries(draw: st.DrawFn, name: str) -> ast.Query:
-    returns = draw(st.lists(st.one_of(st.builds(ast.Name, NAMES), aggregates()), min_size=1, max_size=4))
-    window = draw(st.none() | st.builds(ast.Window, DURATIONS, st.none() | DURATIONS))
+    returns = draw(once.lists(once.one_of(st.builds(ast.Name, NAMES), aggregates()), min_size=1, max_size=4))
+    window = draw(once.none() | st.builds(ast.Window, DURATIONS, once.none() | DURATIONS))
     return ast.Query(
         name,
         tuple(returns),
         draw(PATTERNS),
-        draw(st.sampled_from(["skip-till-any-match", "skip-till-next-match", "contiguous"])),
-        tuple(draw(st.lists(CONDITIONS, max_size=3))),
+        draw(once.sampled_from(("skip-till-any-match", "skip-till-next-match", "contiguous"))),
+        tuple(draw(once.lists(CONDITIONS, max_size=3))),
         tuple(draw(st.lists(st.builds(ast.Name, NAMES), max_size=3))),
         window,
     )
@@ -175,7 +175,7 @@ def ast_queries(draw: st.DrawFn, name: str) -> ast.Query:
 
 @st.composite
 def ast_workloads(draw: st.DrawFn) -> ast.Workload:
-    n = draw(st.integers(0, 3))
+    n = draw(once.integers(0, 3))
     return ast.Workload(tuple(draw(ast_queries(f"q{i}")) for i in range(n)))
 
 
