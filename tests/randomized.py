@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 class _Once:
     """hypothesis' strategy builders, each distinct call built once: ``once.integers(0, 3)``.
 
-    Inside a ``@composite`` a strategy written as ``once.integers(0, 3)`` is looked
+    Inside a ``@composite`` a strategy written as ``st.integers(0, 3)`` is looked
     up in hypothesis' own argument cache, or built and validated anew (lists
     are not hashable), on every draw; a strategy built once costs about half as
     much to draw from. Arguments must be hashable: tuples, not lists. The
