@@ -1,10 +1,9 @@
 """Spark SQL expressions built as text, sent to the JVM once.
 
 Every call of PySpark's ``functions`` / ``Column`` API is one or more round trips to
-the driver JVM (py4j), about 0.2 ms each on 2 cores. Building ingest's typing and
-validation rules that way for the sample ride stream (18 attributes) was most of
-the 4,845 round trips of an ingest of one landing file; built here, the ingest
-makes 1,838 (docs/lake.md). ``Sql`` is the same small algebra (``when``/
+the driver JVM (py4j). Building ingest's typing and validation rules that way for
+the sample ride stream (18 attributes) was most of the 4,845 round trips of an
+ingest of one landing file; built here, the ingest makes 1,838 (docs/lake.md). ``Sql`` is the same small algebra (``when``/
 ``otherwise``, comparisons, ``&``/``|``/``~``, casts, ``rlike``, ``isin``,
 functions) written as SQL text; ``column()`` hands the finished expression to
 Spark as one ``F.expr``.
@@ -160,7 +159,8 @@ class Sql:
         return _case((*self._open(), (sql(condition).text, sql(value).text)))
 
     def otherwise(self, value: Any) -> Sql:
-        return Sql(_case(self._open()).text[: -len(" END")] + f" ELSE {sql(value).text} END")
+        """The ``CASE`` closed: ``ELSE value``."""
+        return _case(self._open(), otherwise=sql(value).text)
 
     def _open(self) -> tuple[tuple[str, str], ...]:
         if not self._branches:
@@ -168,9 +168,13 @@ class Sql:
         return self._branches
 
 
-def _case(branches: tuple[tuple[str, str], ...]) -> Sql:
-    """An open ``CASE WHEN ... THEN ... END`` of ``(condition, value)`` texts."""
-    return Sql("CASE " + " ".join(f"WHEN {c} THEN {v}" for c, v in branches) + " END", branches)
+def _case(branches: tuple[tuple[str, str], ...], otherwise: str | None = None) -> Sql:
+    """``CASE WHEN ... THEN ... [ELSE ...] END`` of ``(condition, value)`` texts: open
+    (more branches may follow) without ``otherwise``, closed with it."""
+    whens = " ".join(f"WHEN {c} THEN {v}" for c, v in branches)
+    if otherwise is None:
+        return Sql(f"CASE {whens} END", branches)
+    return Sql(f"CASE {whens} ELSE {otherwise} END")
 
 
 def sql(value: Any) -> Sql:

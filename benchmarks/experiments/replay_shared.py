@@ -115,8 +115,7 @@ def run(ctx: Context) -> dict[str, Any]:
         times: dict[str, list[float]] = {n: [] for n in STRATEGIES}
         results: dict[str, Any] = {}
         rows_written: dict[str, int] = {}
-        # the first round warms the JVM and the workers, untimed; a smoke run (it checks that the
-        # experiment runs and agrees, its times compare nothing) has none
+        # an untimed first round warms the JVM and the workers (none at smoke size: module doc)
         warm = ctx.pick(0, 1, 1)
         for r in range(warm + ctx.repeat):
             order = list(STRATEGIES) if r % 2 == 0 else list(reversed(STRATEGIES))

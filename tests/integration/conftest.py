@@ -48,13 +48,6 @@ from tests.integration.jvm_archive import archive, java_options
 from tests.integration.sample import trip_rows, write_csv
 
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-# Read by the `java` launcher of every JVM this test process starts (Spark's driver) and of the
-# processes it starts; set once in the controller (xdist workers inherit it), with the class-data
-# archive of Spark's driver classes (tests/integration/jvm_archive.py)
-if "JDK_JAVA_OPTIONS" not in os.environ:
-    os.environ["JDK_JAVA_OPTIONS"] = " ".join(filter(None, [
-        TEST_JVM_OPTIONS, java_options(archive(TEST_JVM_OPTIONS, log=lambda line: print(line, file=sys.stderr))),
-    ]))
 
 INTEGRATION = Path(__file__).resolve().parent
 # the files whose tests use ``sample_lake``: one xdist group, so one worker builds it once
@@ -93,6 +86,13 @@ def _work_unit(item: pytest.Item) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Read by the `java` launcher of every JVM this test process starts (Spark's driver) and of the
+    # processes it starts; set once, in the controller before the xdist workers start (they inherit
+    # it), with the class-data archive of Spark's driver classes (tests/integration/jvm_archive.py).
+    # A run that only collects starts no JVM and writes no archive.
+    if "JDK_JAVA_OPTIONS" not in os.environ and not config.option.collectonly:
+        path = archive(TEST_JVM_OPTIONS, log=lambda line: print(line, file=sys.stderr))
+        os.environ["JDK_JAVA_OPTIONS"] = " ".join(filter(None, [TEST_JVM_OPTIONS, java_options(path)]))
     if hasattr(config.option, "loadscopereorder"):
         # xdist would queue files by test count (most first): the one-test files, the longest here,
         # would start last; keep the order below instead

@@ -100,7 +100,7 @@ def archive(jvm_options: str, log=print) -> Path | None:
 
 
 def _prune(folder: Path) -> None:
-    """Keep the KEEP most recently used archives (each is about 175 MB; a checkout's venv is its own key)."""
+    """Keep the KEEP most recently used archives (each is about 180 MB; a checkout's venv is its own key)."""
     archives = sorted(folder.glob("spark-classes-*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)
     for stale in archives[KEEP:]:
         stale.unlink(missing_ok=True)

@@ -33,8 +33,9 @@ HALF = [0] + [1 << (k - 1) for k in range(1, LIMIT + 1)]
 
 @functools.lru_cache(maxsize=256)
 def _code(source: str, name: str) -> CodeType:
-    """The compiled kernel source: queries of one shape (another plan, another
-    partition's copy of a plan) share the compile, each runs in its own namespace."""
+    """The compiled kernel source: queries whose kernels have the same source (the same
+    query compiled again, similar queries of a workload) share one compile; each runs in
+    its own namespace."""
     return compile(source, f"<cogra kernel {name}>", "exec")
 
 
