@@ -103,9 +103,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {unit: i for i, unit in enumerate(LONGEST_FIRST)}
     units = {id(item): _work_unit(item) for item in items}
-    for item in items:
-        if units[id(item)] is not None:
-            item.add_marker(pytest.mark.xdist_group(units[id(item)]))
+    if config.pluginmanager.hasplugin("xdist"):  # the mark exists only with xdist (-p no:xdist runs too)
+        for item in items:
+            if units[id(item)] is not None:
+                item.add_marker(pytest.mark.xdist_group(units[id(item)]))
     # a stable sort: within a unit (and among unlisted units) the collection order stays
     items.sort(key=lambda item: rank.get(units[id(item)] or "", len(rank)))
 
