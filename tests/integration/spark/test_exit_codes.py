@@ -2,11 +2,12 @@
 native thread pools torn down at interpreter exit (jobs/process.py).
 
 Each command runs as the installed ``trendlake`` executable in a fresh process on a
-small lake (built in this process with the test session's Spark: the commands under
-test are the runs below). ``TRENDLAKE_EXIT_RUNS=20`` is the full check (stats and
-replay 20 times each, ingest and optimize 5 times each); every run starts a JVM, so
-the default run (CI) runs each command once. (Other tests run ``trendlake`` commands
-as processes too and check their status: the cluster test, the ingest summary test.)
+small lake. The lake's first ingest is itself such a process, run as a user runs it
+(no ``TRENDLAKE_SPARK_LOG_LEVEL``): its summary must be the last line it prints and
+Spark must say nothing on stderr. ``TRENDLAKE_EXIT_RUNS=20`` is the full check (stats
+and replay 20 times each, ingest and optimize 5 times each); every run starts a JVM,
+so the default run (CI) runs each command once. (The cluster test runs ``trendlake``
+commands as processes too and checks their status.)
 """
 
 from __future__ import annotations
@@ -34,22 +35,35 @@ def runs(n: int) -> int:
     return max(1, round(n * SCALE))
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
     return subprocess.run([TRENDLAKE, *args], capture_output=True, text=True, timeout=600, env=env)
 
 
 @pytest.fixture(scope="module")
-def lake(tmp_path_factory, spark) -> dict:
-    from trendlake.jobs.ingest import ingest
+def lake(tmp_path_factory) -> dict:
+    """The small lake, ingested by a ``trendlake ingest`` process with Spark's default log level."""
     from trendlake.jobs.optimize import optimize
-    from trendlake.schemas import load_stream_schema
 
     root = tmp_path_factory.mktemp("exits")
-    write_csv(root / "landing" / "trips.csv", trip_rows(40, seed=5, hours=20.0))
-    ingest(root / "lake", load_stream_schema("rides"), root / "landing", spark=spark)
+    rows = trip_rows(40, seed=5, hours=20.0)
+    write_csv(root / "landing" / "trips.csv", rows)
+    user_env = {k: v for k, v in os.environ.items() if k != "TRENDLAKE_SPARK_LOG_LEVEL"}
+    first = run("ingest", "--lake", str(root / "lake"), "--landing", str(root / "landing"), "--stream", "rides",
+                env=user_env)
+    assert first.returncode == 0, first.stderr[-2000:]
     optimize(root / "lake", WORKLOAD, stream="rides")
-    return {"lake": str(root / "lake"), "landing": str(root / "landing")}
+    return {"lake": str(root / "lake"), "landing": str(root / "landing"), "first_ingest": first, "rows": len(rows)}
+
+
+def test_the_ingest_summary_is_the_last_thing_printed_and_spark_is_quiet(lake) -> None:
+    done = lake["first_ingest"]
+    assert done.stdout.strip().splitlines()[-1].startswith(
+        f"rides: 1 files ingested, 0 skipped; {lake['rows']} rows read"), done.stdout
+    noise = [line for line in done.stderr.splitlines()
+             if " WARN " in line or " INFO " in line or "log level" in line or "log4j" in line
+             or "clientserver" in line or "Skipping registering" in line]
+    assert noise == [], noise
 
 
 def repeat(times: int, *args: str) -> None:
