@@ -3,10 +3,10 @@
 Every call of PySpark's ``functions`` / ``Column`` API is one or more round trips to
 the driver JVM (py4j). Building ingest's typing and validation rules that way for
 the sample ride stream (18 attributes) was most of the 4,845 round trips of an
-ingest of one landing file; built here, the ingest makes 1,838 (docs/lake.md). ``Sql`` is the same small algebra (``when``/
-``otherwise``, comparisons, ``&``/``|``/``~``, casts, ``rlike``, ``isin``,
-functions) written as SQL text; ``column()`` hands the finished expression to
-Spark as one ``F.expr``.
+ingest of one landing file; built here, the ingest makes 1,838 (docs/lake.md).
+``Sql`` is the same small algebra (``when``/``otherwise``, comparisons,
+``&``/``|``/``~``, casts, ``rlike``, ``isin``, functions) written as SQL text;
+``column()`` hands the finished expression to Spark as one ``F.expr``.
 
 Literals are written so Spark reads the same value and type as ``F.lit`` would make:
 Python ints as INT when they fit 32 bits and BIGINT otherwise, floats as DOUBLE
