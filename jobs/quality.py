@@ -60,6 +60,31 @@ def write_suite(stream_schema: dict[str, Any], folder: str | Path) -> Path:
     return path
 
 
+def import_great_expectations() -> Any:
+    """The ``great_expectations`` module, imported so that it cannot end the process.
+
+    GE imports ``pyspark.sql.connect``, which takes a process whose ``__main__``
+    has neither ``__spec__`` nor ``__file__`` (``python -c``, a script on stdin, an
+    embedded interpreter, a pytest-xdist worker) for pyspark's own doctest run:
+    without Spark Connect's optional packages it then calls ``sys.exit(0)``, and
+    an ingest would stop half-way with a success status. While GE and its pyspark
+    compatibility module (the one place it tries that import) are first imported,
+    such a ``__main__`` is given a ``__file__`` (taken away again after).
+    """
+    main = sys.modules.get("__main__")
+    lent = main is not None and getattr(main, "__spec__", None) is None and not hasattr(main, "__file__")
+    if lent:
+        main.__file__ = "<main>"  # type: ignore[union-attr]
+    try:
+        import great_expectations
+        import great_expectations.compatibility.pyspark  # noqa: F401 - where GE tries pyspark.sql.connect
+
+        return great_expectations
+    finally:
+        if lent:
+            del main.__file__  # type: ignore[union-attr]
+
+
 def run_suite(df: Any, suite: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Validate a Spark DataFrame against ``suite`` in an ephemeral GE context.
 
@@ -71,7 +96,7 @@ def run_suite(df: Any, suite: dict[str, Any]) -> tuple[dict[str, Any], list[str]
     queries for sample unexpected values), then just the failed expectations again
     with GE's default result format for their unexpected counts.
     """
-    import great_expectations as gx
+    gx = import_great_expectations()
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")

@@ -44,12 +44,6 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-# A pytest-xdist worker's __main__ has neither __spec__ nor __file__; pyspark.sql.connect (imported
-# by Great Expectations) then takes the process for a doctest run and calls sys.exit(0).
-_main = sys.modules.get("__main__")
-if _main is not None and getattr(_main, "__spec__", None) is None and not hasattr(_main, "__file__"):
-    _main.__file__ = "<pytest-xdist worker>"
-
 TESTS = Path(__file__).resolve().parent
 UNIT = TESTS / "unit"
 HEAVY = ("pyspark", "airflow", "great_expectations", "deltalake")

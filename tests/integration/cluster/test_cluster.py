@@ -2,15 +2,18 @@
 
 A master and two workers (one core, 1 GiB each) run as separate processes on
 loopback (``standalone.py``); every executor is its own JVM with its own
-Python workers. ingest, stats, optimize and replay run as ``trendlake``
-commands in subprocesses, once with ``--master spark://...`` into one lake (one
-process, so one Spark application, per command) and once in ``local[2]`` into
-another, on the same generated landing day. The local run is the reference: its
-four commands run through ``jobs.cli.main`` in the test process, on the worker's
-running local[2] session, so they start no JVM of their own. Both
-lakes must hold the same bronze and quarantine rows, the same statistics, the
-same plan (but for the statistics run's id and time) and the same result
-tables (all columns but ``computed_at`` and run ids).
+Python workers. ingest, stats, optimize and replay run through the command
+line's ``jobs.cli.main``, once with ``--master spark://...`` into one lake and
+once in ``local[2]`` into another, on the same generated landing day. The
+cluster run is one driver process (a subprocess running the four commands one
+after the other, as a scheduler's worker does), so one Spark application whose
+executors serve all its jobs; each command in a process of its own is what
+``spark/test_exit_codes.py`` runs. The local run is the reference: its four
+commands run in the test process, on the worker's running local[2] session,
+so they start no JVM of their own. Both lakes must hold the same bronze and
+quarantine rows, the same statistics, the same plan (but for the statistics
+run's id and time) and the same result tables (all columns but
+``computed_at`` and run ids).
 
 The cluster is made unlike the driver on purpose, as real nodes are: the
 workers run in their own folder (the lake is given to the driver as a
@@ -84,24 +87,22 @@ def driver_env() -> dict[str, str]:
     return env
 
 
-def run(cwd: Path, *args: str, master: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """One ``trendlake`` command in a subprocess; its result and wall time."""
-    env = driver_env()
-    started = time.perf_counter()
-    try:
-        done = subprocess.run(
-            [*trendlake_cmd(), "--master", master, *args], cwd=cwd, env=env, capture_output=True,
-            text=True, timeout=STEP_TIMEOUT, stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as err:
-        pytest.fail(f"`trendlake {' '.join(args)}` on {master} did not finish in {STEP_TIMEOUT:.0f}s:\n"
-                    f"{(err.stderr or b'')[-3000:]!r}")
-    elapsed = time.perf_counter() - started
-    assert done.returncode == 0, (
-        f"`trendlake {' '.join(args)}` on {master} exited {done.returncode}\n"
-        f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-4000:]}"
-    )
-    return done, elapsed
+# the cluster run's driver: the commands given as JSON, one after the other in this one
+# process (one Spark application); each command's status, output and wall time as a JSON line
+DRIVER = r"""
+import contextlib, io, json, sys, time
+from trendlake.jobs.cli import main
+from trendlake.jobs.process import exit_now
+for args in json.loads(sys.argv[2]):
+    out, started = io.StringIO(), time.perf_counter()
+    with contextlib.redirect_stdout(out):
+        code = main(["--master", sys.argv[1], *args])
+    print(json.dumps({"args": args, "code": code, "stdout": out.getvalue(),
+                      "wall": time.perf_counter() - started}), flush=True)
+    if code:
+        break
+exit_now(code)
+"""
 
 
 def pipeline_steps(lake: str, landing: str = "landing") -> list[list[str]]:
@@ -121,10 +122,23 @@ def replay_timings(stdout: str, wall: float) -> dict[str, float]:
 
 
 def pipeline(cwd: Path, lake: str, master: str) -> dict[str, float]:
-    """The pipeline into ``cwd/lake``, one ``trendlake`` process per command; replay's timings."""
-    for args in pipeline_steps(lake):
-        done, wall = run(cwd, *args, master=master)
-    return replay_timings(done.stdout, wall)
+    """The pipeline into ``cwd/lake`` by one driver process on ``master``; replay's timings."""
+    steps = pipeline_steps(lake)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", DRIVER, master, json.dumps(steps)], cwd=cwd, env=driver_env(),
+            capture_output=True, text=True, timeout=STEP_TIMEOUT * len(steps), stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"the pipeline on {master} did not finish in {STEP_TIMEOUT * len(steps):.0f}s:\n"
+                    f"{(err.stderr or b'')[-3000:]!r}")
+    reports = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"args"')]
+    failed = [r for r in reports if r["code"] != 0]
+    assert done.returncode == 0 and not failed and len(reports) == len(steps), (
+        f"the pipeline on {master} exited {done.returncode} after {[r['args'][0] for r in reports]}\n"
+        f"failed: {failed[-1:]}\nstdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-4000:]}"
+    )
+    return replay_timings(reports[-1]["stdout"], reports[-1]["wall"])
 
 
 def pipeline_in_this_driver(folder: Path, lake: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
@@ -208,9 +222,9 @@ def test_cluster_pipeline_equals_local(cluster: StandaloneCluster, spark: Any, t
 
     # every Spark job of the cluster run got executors on both workers
     apps = (cluster.master_state() or {}).get("completedapps", []) + (cluster.master_state() or {}).get("activeapps", [])
-    assert len(apps) == 3, [a.get("name") for a in apps]  # ingest, stats, replay (optimize needs no Spark)
+    assert len(apps) == 1, [a.get("name") for a in apps]  # the one driver's (optimize needs no Spark)
     launched = executor_logs(cluster.folder)
-    assert all(len(files) == 3 for files in launched.values()) and len(launched) == 2, launched
+    assert all(len(files) == 1 for files in launched.values()) and len(launched) == 2, launched
     for files in launched.values():  # ... and reached the driver on loopback, as $SPARK_LOCAL_IP says
         for stderr in files:
             assert f"Connecting to driver: spark://CoarseGrainedScheduler@{HOST}:" in stderr.read_text(), stderr

@@ -6,8 +6,8 @@ small lake. The lake's first ingest is itself such a process, run as a user runs
 (no ``TRENDLAKE_SPARK_LOG_LEVEL``): its summary must be the last line it prints and
 Spark must say nothing on stderr. ``TRENDLAKE_EXIT_RUNS=20`` is the full check (stats
 and replay 20 times each, ingest and optimize 5 times each); every run starts a JVM,
-so the default run (CI) runs each command once. (The cluster test runs ``trendlake``
-commands as processes too and checks their status.)
+so the default run (CI) runs each command once. (The cluster test runs the commands
+through ``jobs.cli.main`` in one ``python -c`` driver process and checks its status.)
 """
 
 from __future__ import annotations
@@ -96,3 +96,20 @@ def test_a_failing_command_keeps_its_status(tmp_path) -> None:
     done = run("replay", WORKLOAD, "--lake", str(tmp_path / "missing"), "--stream", "rides", *DAY)
     assert done.returncode not in (0, 134), done.stderr[-2000:]
     assert "trendlake: error:" in done.stderr
+
+
+def test_great_expectations_never_ends_a_process_without_a_main_file(tmp_path) -> None:
+    """``python -c`` has a ``__main__`` without ``__file__``: pyspark.sql.connect, which GE
+    imports, then calls ``sys.exit(0)`` (it takes the process for its doctest run), and an
+    ingest driven from such a process stopped before its commit with status 0."""
+    script = (
+        "import sys\n"
+        "from trendlake.jobs.quality import import_great_expectations\n"
+        "gx = import_great_expectations()\n"
+        "from great_expectations.datasource.fluent import SparkDatasource\n"  # what ingest's validation uses
+        "print('still running', gx.__name__, hasattr(sys.modules['__main__'], '__file__'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "still running great_expectations False", (done.stdout, done.stderr[-2000:])
