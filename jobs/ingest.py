@@ -384,17 +384,27 @@ def csv_header_ok(path: Path) -> None:
         raise FileRefused(str(err).replace(f"{path}: ", "")) from None
 
 
-def _numbered(df: Any) -> tuple[Any, dict[int, int]]:
-    """``df`` with ``_line`` (1-based position in the file), and the row count of each partition.
+def _numbered(df: Any, blank: Any = None, header: bool = False) -> tuple[Any, dict[int, int], int]:
+    """``df`` with ``_line`` (1-based position in the file), the row count of each
+    partition, and the rows read: those not ``blank`` (a Column) and, with
+    ``header``, not the first.
 
     One file read alone is scanned in file order, one split per partition;
     ``monotonically_increasing_id`` is ``partition << 33 | index`` so the
-    position is the rows of earlier partitions plus the index.
+    position is the rows of earlier partitions plus the index (the first row's
+    is 0). Both counts come from the numbering's one grouped query.
     """
     from pyspark.sql import functions as F
 
     df = df.withColumn("_pid", F.spark_partition_id()).withColumn("_mid", F.monotonically_increasing_id())
-    counts = {r["_pid"]: r["count"] for r in df.groupBy("_pid").count().collect()}
+    skip = F.lit(False) if blank is None else F.coalesce(blank, F.lit(False))
+    if header:
+        skip = skip | (F.col("_mid") == 0)
+    counts: dict[int, int] = {}
+    rows = 0
+    for r in df.groupBy("_pid", skip.alias("_skip")).count().collect():
+        counts[r["_pid"]] = counts.get(r["_pid"], 0) + r["count"]
+        rows += 0 if r["_skip"] else r["count"]
     offsets, total = {}, 0
     for pid in sorted(counts):
         offsets[pid] = total
@@ -403,7 +413,7 @@ def _numbered(df: Any) -> tuple[Any, dict[int, int]]:
     for pid, off in offsets.items():
         offset = F.when(F.col("_pid") == pid, F.lit(off)).otherwise(offset)
     local = F.col("_mid") - F.shiftleft(F.col("_pid").cast("long"), 33)
-    return df.withColumn("_line", offset + local + 1).drop("_pid", "_mid"), counts
+    return df.withColumn("_line", offset + local + 1).drop("_pid", "_mid"), counts, rows
 
 
 def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any, int]:
@@ -413,8 +423,7 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
     columns = quarantine_columns(stream_schema)
     fmt = FORMATS[path.suffix.lower()]
     if fmt == "parquet":
-        df, counts = _numbered(spark.read.parquet(str(path)))
-        rows = sum(counts.values())
+        df, _, rows = _numbered(spark.read.parquet(str(path)))
         present = set(df.columns)
 
         def text(c: str) -> Any:
@@ -434,9 +443,16 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
         # starts on (``_record_lines``), the numbering the landing scan's over-long lines use.
         header = _csv_header(path)
         ddl = ", ".join(f"c{i} string" for i in range(len(header)))
-        records, counts = _numbered(
+        # a blank line (or the single space an over-long line is replaced by, ``_copy_without``)
+        # is no record: it is numbered like every line but not read as a row
+        blank = F.coalesce(F.trim(F.col("c0")), F.lit("")) == ""
+        for i in range(1, len(header)):
+            blank &= F.col(f"c{i}").isNull()
+        # rows read: every record but the header (the first) and the blank ones, as ``data`` below
+        records, counts, rows = _numbered(
             spark.read.options(multiLine=True, header=False, escape='"', quote='"', mode="PERMISSIVE")
-            .schema(ddl).csv(str(path))
+            .schema(ddl).csv(str(path)),
+            blank, header=True,
         )
         starts = _record_lines(path, sum(counts.values()))
         if starts is not None:
@@ -445,26 +461,20 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
             mapping = spark.createDataFrame(list(enumerate(starts, start=1)), "_rec long, _phys long")
             records = (records.join(F.broadcast(mapping), records["_line"] == mapping["_rec"], "left")
                        .withColumn("_line", F.coalesce(F.col("_phys"), F.col("_line"))).drop("_rec", "_phys"))
-        # a blank line (or the single space an over-long line is replaced by, ``_copy_without``)
-        # is no record: it is numbered like every line but not read as a row
-        blank = F.coalesce(F.trim(F.col("c0")), F.lit("")) == ""
-        for i in range(1, len(header)):
-            blank &= F.col(f"c{i}").isNull()
         header_line = starts[0] if starts else 1
         data = records.where((F.col("_line") > header_line) & ~blank)
         index = {name: i for i, name in reversed(list(enumerate(header)))}
         cols = [(F.col(f"c{index[c]}") if c in index else F.lit(None).cast("string")).alias(c) for c in columns]
         raw_text = F.to_csv(F.struct(*[F.col(f"c{i}") for i in range(len(header))]), {"escape": '"', "quote": '"'})
         out = data.select(*cols, F.col("_line"), raw_text.alias("_raw"), F.lit(None).cast("string").alias("_malformed"))
-        return out, data.count()
-    text, _ = _numbered(spark.read.text(str(path)))
+        return out, rows
     blank = F.trim(F.col("value")) == ""
+    text, _, rows = _numbered(spark.read.text(str(path)), blank)
     data = text.where(~blank)
     parsed = F.from_json(F.col("value"), "map<string,string>")
     cols = [parsed[c].alias(c) for c in columns]
     malformed = F.when(parsed.isNull(), F.lit("malformed JSON line (not a JSON object)"))
     out = data.select(*cols, F.col("_line"), F.col("value").alias("_raw"), malformed.alias("_malformed"))
-    rows = data.count()
     return out, rows
 
 
