@@ -23,9 +23,14 @@ demo: $(STAMP)
 
 # both tiers on both cores (pytest-xdist); the integration tier by file (xdist groups set in
 # tests/integration/conftest.py: a file, or the files sharing the sample lake), so that a file's
-# tests share their worker's SparkSession and the sample lake is built once
+# tests share their worker's SparkSession and the sample lake is built once. The class-data
+# archive of Spark's driver classes (tests/integration/jvm_archive.py; cached) is written
+# beside the fast tier, which starts no JVM; the integration tier runs when both are done.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 tests/unit
+	$(BIN)/python -m tests.integration.jvm_archive & archive=$$!; \
+	$(BIN)/python -m pytest -q -n 2 tests/unit; fast=$$?; \
+	wait $$archive; \
+	test $$fast -eq 0 || exit $$fast; \
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests/integration
 
 test-fast: $(STAMP)

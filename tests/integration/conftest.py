@@ -44,10 +44,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.jvm_archive import archive, java_options
+from tests.integration.jvm_archive import TEST_JVM_OPTIONS, archive, java_options
 from tests.integration.sample import trip_rows, write_csv
-
-TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 INTEGRATION = Path(__file__).resolve().parent
 # the files whose tests use ``sample_lake``: one xdist group, so one worker builds it once

@@ -16,6 +16,10 @@ match (Spark's launcher, the cluster test's master and workers) ignores it; its
 CDS messages are turned off. Nothing here changes what a test checks: without
 an archive (``TRENDLAKE_TEST_CDS=0``, or when the warm-up fails) the JVMs load
 their classes as usual.
+
+``python -m tests.integration.jvm_archive`` writes it ahead of a run: ``make
+test`` does so beside the fast tier, which starts no JVM, so that the
+integration tier finds it written.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# the test run's JVM options (``tests/integration/conftest.py``); an archive is only used by
+# JVMs started with the options it was written with
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 WARM_UP_TIMEOUT = 300.0
 KEEP = 3
 # what the warm-up driver runs: the classes of a session, a typed CSV read, the SQL
@@ -111,3 +118,9 @@ def java_options(path: Path | None) -> str:
     if path is None:
         return ""
     return f"-XX:SharedArchiveFile={path} -Xlog:cds=off,cds+dynamic=off"
+
+
+if __name__ == "__main__":
+    # ahead of a test run; the run itself makes none when the user sets JDK_JAVA_OPTIONS
+    if "JDK_JAVA_OPTIONS" not in os.environ:
+        archive(TEST_JVM_OPTIONS, log=lambda line: print(line, file=sys.stderr))
