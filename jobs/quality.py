@@ -63,7 +63,7 @@ def write_suite(stream_schema: dict[str, Any], folder: str | Path) -> Path:
 def import_great_expectations() -> Any:
     """The ``great_expectations`` module, imported so that it cannot end the process.
 
-    GE imports ``pyspark.sql.connect``, which takes a process whose ``__main__``
+    GE tries to import ``pyspark.sql.connect``, which takes a process whose ``__main__``
     has neither ``__spec__`` nor ``__file__`` (``python -c``, a script on stdin, an
     embedded interpreter, a pytest-xdist worker) for pyspark's own doctest run:
     without Spark Connect's optional packages it then calls ``sys.exit(0)``, and
