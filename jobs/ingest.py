@@ -384,10 +384,9 @@ def csv_header_ok(path: Path) -> None:
         raise FileRefused(str(err).replace(f"{path}: ", "")) from None
 
 
-def _numbered(df: Any, blank: Any = None, header: bool = False) -> tuple[Any, dict[int, int], int]:
-    """``df`` with ``_line`` (1-based position in the file), the row count of each
-    partition, and the rows read: those not ``blank`` (a Column) and, with
-    ``header``, not the first.
+def _numbered(df: Any, blank: Any = None, header: bool = False) -> tuple[Any, int, int]:
+    """``df`` with ``_line`` (1-based position in the file), its row count, and the
+    rows read: those not ``blank`` (a Column) and, with ``header``, not the first.
 
     One file read alone is scanned in file order, one split per partition;
     ``monotonically_increasing_id`` is ``partition << 33 | index`` so the
@@ -413,7 +412,7 @@ def _numbered(df: Any, blank: Any = None, header: bool = False) -> tuple[Any, di
     for pid, off in offsets.items():
         offset = F.when(F.col("_pid") == pid, F.lit(off)).otherwise(offset)
     local = F.col("_mid") - F.shiftleft(F.col("_pid").cast("long"), 33)
-    return df.withColumn("_line", offset + local + 1).drop("_pid", "_mid"), counts, rows
+    return df.withColumn("_line", offset + local + 1).drop("_pid", "_mid"), total, rows
 
 
 def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any, int]:
@@ -449,12 +448,12 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
         for i in range(1, len(header)):
             blank &= F.col(f"c{i}").isNull()
         # rows read: every record but the header (the first) and the blank ones, as ``data`` below
-        records, counts, rows = _numbered(
+        records, records_n, rows = _numbered(
             spark.read.options(multiLine=True, header=False, escape='"', quote='"', mode="PERMISSIVE")
             .schema(ddl).csv(str(path)),
             blank, header=True,
         )
-        starts = _record_lines(path, sum(counts.values()))
+        starts = _record_lines(path, records_n)
         if starts is not None:
             # records and lines differ (quoted line breaks, blank lines): number each record
             # by the physical line it starts on, as the landing scan numbers lines

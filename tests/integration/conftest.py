@@ -4,7 +4,7 @@ Fixtures for every integration test (use them instead of building a pipeline
 per test; the pipeline steps cost tens of seconds each on 2 cores):
 
 * ``spark`` -- the one local SparkSession of the run (trendlake's own settings;
-  the test JVM runs with ``TEST_JVM_OPTIONS``: C1-only JIT and the serial
+  the test JVM runs with ``jvm_archive.TEST_JVM_OPTIONS``: C1-only JIT and the serial
   collector: the short test jobs then spend far less CPU on C2 compilation
   and GC threads, about 40% less CPU for an ingest/replay/check sequence on
   2 cores; a ``JDK_JAVA_OPTIONS`` you set wins), and a class-data archive of
@@ -45,7 +45,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.jvm_archive import TEST_JVM_OPTIONS, archive, java_options
+from tests.integration.jvm_archive import run_jvm_options
 from tests.integration.sample import trip_rows, write_csv
 
 INTEGRATION = Path(__file__).resolve().parent
@@ -89,9 +89,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # processes it starts; set once, in the controller before the xdist workers start (they inherit
     # it), with the class-data archive of Spark's driver classes (tests/integration/jvm_archive.py).
     # A run that only collects starts no JVM and writes no archive.
-    if "JDK_JAVA_OPTIONS" not in os.environ and not config.option.collectonly:
-        path = archive(TEST_JVM_OPTIONS, log=lambda line: print(line, file=sys.stderr))
-        os.environ["JDK_JAVA_OPTIONS"] = " ".join(filter(None, [TEST_JVM_OPTIONS, java_options(path)]))
+    if not config.option.collectonly:
+        options = run_jvm_options(log=lambda line: print(line, file=sys.stderr))
+        if options is not None:
+            os.environ["JDK_JAVA_OPTIONS"] = options
     if hasattr(config.option, "loadscopereorder"):
         # xdist would queue files by test count (most first): the one-test files, the longest here,
         # would start last; keep the order below instead

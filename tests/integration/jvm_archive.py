@@ -113,6 +113,14 @@ def _prune(folder: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
+def run_jvm_options(log=print) -> str | None:
+    """``JDK_JAVA_OPTIONS`` for a test run's JVMs: ``TEST_JVM_OPTIONS`` and the archive
+    (written first if missing); None when the user set ``JDK_JAVA_OPTIONS`` (theirs win)."""
+    if "JDK_JAVA_OPTIONS" in os.environ:
+        return None
+    return " ".join(filter(None, [TEST_JVM_OPTIONS, java_options(archive(TEST_JVM_OPTIONS, log=log))]))
+
+
 def java_options(path: Path | None) -> str:
     """JVM options using the archive (nothing when there is none)."""
     if path is None:
@@ -120,7 +128,5 @@ def java_options(path: Path | None) -> str:
     return f"-XX:SharedArchiveFile={path} -Xlog:cds=off,cds+dynamic=off"
 
 
-if __name__ == "__main__":
-    # ahead of a test run; the run itself makes none when the user sets JDK_JAVA_OPTIONS
-    if "JDK_JAVA_OPTIONS" not in os.environ:
-        archive(TEST_JVM_OPTIONS, log=lambda line: print(line, file=sys.stderr))
+if __name__ == "__main__":  # ahead of a test run (``make test``)
+    run_jvm_options(log=lambda line: print(line, file=sys.stderr))

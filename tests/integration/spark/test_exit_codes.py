@@ -100,8 +100,8 @@ def test_a_failing_command_keeps_its_status(tmp_path) -> None:
 
 def test_great_expectations_never_ends_a_process_without_a_main_file(tmp_path) -> None:
     """``python -c`` has a ``__main__`` without ``__file__``: pyspark.sql.connect, which GE
-    imports, then calls ``sys.exit(0)`` (it takes the process for its doctest run), and an
-    ingest driven from such a process stopped before its commit with status 0."""
+    tries to import, then calls ``sys.exit(0)`` (it takes the process for its doctest run),
+    and an ingest driven from such a process stopped before its commit with status 0."""
     script = (
         "import sys\n"
         "from trendlake.jobs.quality import import_great_expectations\n"
