@@ -1049,8 +1049,13 @@ def _checksums_in(lake: Any, spark: Any, table: str, checksums: list[str]) -> se
 
 
 def _next_seq(lake: Any, spark: Any, table: str) -> int:
+    """One past the largest ``seq`` in bronze: from the log's file statistics (no data read),
+    or, for files written without them (by an older trendlake), a scan of the column."""
     from pyspark.sql import functions as F
 
+    known, top = lake.max_from_log(table, "seq")
+    if known:
+        return 0 if top is None else int(top) + 1
     df = lake.read_spark(spark, table)
     if df is None:
         return 0

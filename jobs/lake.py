@@ -257,6 +257,29 @@ class Lake:
             return None
         return pc.max(actions.column(name)).as_py()
 
+    def max_from_log(self, table: str, column: str) -> tuple[bool, Any]:
+        """The largest value of a data column over the current snapshot, from the log's file
+        statistics only: ``(True, value)`` (``value`` None for a missing or empty table, or
+        no non-NULL value), or ``(False, None)`` when some file's statistics do not bound it."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from deltalake import DeltaTable
+
+        if not self.exists(table):
+            return True, None
+        actions = pa.table(DeltaTable(str(self.path(table))).get_add_actions(flatten=True))
+        if actions.num_rows == 0:
+            return True, None
+        name = f"max.{column}"
+        if name not in actions.column_names or f"null_count.{column}" not in actions.column_names:
+            return False, None
+        rows, top, nulls = (actions.column(c) for c in ("num_records", name, f"null_count.{column}"))
+        # a file without a max must be all NULL (its null count is its row count), else it is unknown
+        unbounded = pc.and_kleene(pc.is_null(top), pc.invert(pc.fill_null(pc.equal(nulls, rows), False)))
+        if rows.null_count or pc.any(unbounded).as_py():
+            return False, None
+        return True, pc.max(top).as_py()
+
     # ------------------------------------------------------------------ create
 
     def create_table(self, table: str, schema: Any, partition_by: Sequence[str] = ()) -> int:
@@ -422,7 +445,8 @@ class Lake:
         token = staging.name.split("-", 1)[1][:12]
         planned = []
         for n, src in enumerate(files):
-            rows = pq.read_metadata(src).num_rows
+            meta = pq.read_metadata(src)
+            rows = meta.num_rows
             if rows == 0:  # Spark writes one empty file (outside any partition folder) for no rows
                 continue
             rel_dir = src.parent.relative_to(staging)
@@ -432,11 +456,11 @@ class Lake:
                     f"rows with {values} lie outside the partitions being replaced {list(partition_filters)}"
                 )
             rel = rel_dir / f"part-{n:05d}-{token}.parquet"
-            planned.append((src, rel, values, rows))
+            planned.append((src, rel, values, file_stats(meta)))
         manifest = staging / MANIFEST
         manifest.write_text(json.dumps([str(target / rel) for _, rel, _, _ in planned]))
         actions = []
-        for src, rel, values, rows in planned:
+        for src, rel, values, stats in planned:
             dest = target / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(src, dest)
@@ -448,7 +472,7 @@ class Lake:
                     partition_values=values,
                     modification_time=int(stat.st_mtime * 1000),
                     data_change=True,
-                    stats=json.dumps({"numRecords": rows}),
+                    stats=json.dumps(stats),
                 )
             )
         return actions
@@ -627,6 +651,48 @@ def _local_path(uri: str) -> Path:
     if uri.startswith("file:"):
         return Path(unquote(urlparse(uri).path)).resolve()
     return Path(uri).resolve()
+
+
+def file_stats(meta: Any) -> dict[str, Any]:
+    """The Delta statistics of a Parquet file from its footer (``pyarrow.parquet.FileMetaData``).
+
+    ``numRecords``, and for every top-level integer column (the types whose Delta
+    statistic is the exact value, no rounding or truncation) whose row groups all carry
+    statistics: ``nullCount``, and ``minValues`` / ``maxValues`` unless it is all NULL.
+    Delta readers skip files by these bounds (data skipping), and ``Lake.max_from_log``
+    reads a column's maximum from them without reading the data.
+    """
+    stats: dict[str, Any] = {"numRecords": meta.num_rows}
+    lows: dict[str, int] = {}
+    highs: dict[str, int] = {}
+    nulls: dict[str, int] = {}
+    schema = meta.schema
+    for i in range(meta.num_columns):
+        column = schema.column(i)
+        name = column.path
+        if "." in name or column.physical_type not in ("INT32", "INT64") or column.logical_type.type not in ("NONE", "INT"):
+            continue
+        if column.logical_type.type == "INT" and not json.loads(column.logical_type.to_json()).get("isSigned", True):
+            continue
+        low = high = None
+        count = 0
+        for g in range(meta.num_row_groups):
+            st = meta.row_group(g).column(i).statistics
+            if st is None or not st.has_null_count:
+                break
+            count += st.null_count
+            if st.has_min_max:
+                low = st.min if low is None else min(low, st.min)
+                high = st.max if high is None else max(high, st.max)
+            elif st.null_count != meta.row_group(g).num_rows:
+                break  # values without bounds
+        else:
+            nulls[name] = count
+            if low is not None:
+                lows[name], highs[name] = low, high
+    if nulls:
+        stats.update({"minValues": lows, "maxValues": highs, "nullCount": nulls})
+    return stats
 
 
 def _delta_mode(spark: Any) -> str:

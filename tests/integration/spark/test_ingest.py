@@ -83,6 +83,49 @@ def test_bronze_passes_its_suite_and_bad_bronze_fails_it(ingested, spark, rides)
     assert "expect_column_values_to_be_unique(seq)" in text
 
 
+def test_staged_files_carry_their_statistics_and_the_next_seq_is_read_from_them(ingested, spark, tmp_path) -> None:
+    """Each committed file's log statistics are its own data's (row count; for integer columns NULL
+    count and bounds), and the next ``seq`` comes from them without Spark; a table whose files
+    carry only row counts (written by an older trendlake) is scanned instead."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable, Schema
+    from deltalake.transaction import AddAction, create_table_with_add_actions
+    from trendlake.jobs.ingest import _next_seq
+
+    lake = ingested["lake"]
+    for table in ("bronze/rides", "quarantine/rides"):
+        actions = pa.table(DeltaTable(str(lake.path(table))).get_add_actions(flatten=True)).to_pylist()
+        assert actions
+        for action in actions:
+            data = pq.ParquetFile(lake.path(table) / action["path"]).read()
+            assert action["num_records"] == data.num_rows
+            for name in data.column_names:
+                column = data.column(name)
+                if pa.types.is_integer(column.type):
+                    assert action[f"null_count.{name}"] == column.null_count, (table, name)
+                    assert (action[f"min.{name}"], action[f"max.{name}"]) == (
+                        pc.min(column).as_py(), pc.max(column).as_py()), (table, name)
+    top = lake.read_arrow("bronze/rides", columns=["seq"]).column("seq")
+    assert lake.max_from_log("bronze/rides", "seq") == (True, pc.max(top).as_py())
+    assert _next_seq(lake, None, "bronze/rides") == pc.max(top).as_py() + 1  # None: no Spark at all
+
+    old = lakelib.Lake(tmp_path / "old")
+    folder = old.path("bronze/rides")
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"seq": pa.array([4, 41, 7], pa.int64())}), folder / "part-0.parquet")
+    create_table_with_add_actions(
+        str(folder), Schema.from_arrow(pa.schema([("seq", pa.int64())])),
+        [AddAction(path="part-0.parquet", size=(folder / "part-0.parquet").stat().st_size, partition_values={},
+                   modification_time=0, data_change=True, stats=json.dumps({"numRecords": 3}))],
+        mode="error",
+    )
+    assert old.max_from_log("bronze/rides", "seq") == (False, None)
+    assert _next_seq(old, spark, "bronze/rides") == 42
+    assert old.max_from_log("bronze/none", "seq") == (True, None)
+
+
 def test_reingest_changes_no_table(ingested, tmp_path, capsys) -> None:
     from trendlake.jobs.cli import main
 
