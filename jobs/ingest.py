@@ -41,6 +41,7 @@ import csv
 import hashlib
 import logging
 import os
+import re
 import shutil
 import stat
 import sys
@@ -543,11 +544,13 @@ def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
     ])
     etype = col(type_col)
     raw_ts = col(time_col)
+    lets = Lets(raw.columns)
 
     def quoted(expr: Sql) -> Sql:
         return call("concat", lit("'"), expr, lit("'"))
 
-    ts, ts_problem = spark_time(raw_ts, time_col, stream_schema.get("time_unit"))
+    ts, ts_problem = spark_time(raw_ts, time_col, stream_schema.get("time_unit"), lets)
+    ts = lets.let(ts)
     rules: list[Any] = [
         col("_malformed"),
         when(etype.isNull() | (call("trim", etype) == lit("")), lit("missing event type")),
@@ -560,7 +563,7 @@ def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
         kind = spec["type"]
         given = col(name)
         carries = lit(True) if spec.get("types", "*") == "*" else etype.isin(list(spec["types"]))
-        value = _cast(name, kind)
+        value = lets.let(_cast(name, kind, lets))  # the rules below read it several times
         typed[name] = when(carries, value)
         if spec.get("required"):
             rules.append(when(carries & given.isNull(), lit(f"missing required attribute '{name}'")))
@@ -579,12 +582,50 @@ def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
             allowed = list(spec["values"])
             rules.append(when(carries & value.isNotNull() & ~value.isin(allowed),
                               call("concat", lit(f"attribute '{name}' = "), shown, lit(f" not in allowed values {allowed}"))))
-    return raw.select(
-        "*",
+    return lets.apply(raw).select(
+        *[f"`{c}`" for c in raw.columns],
         call("coalesce", *rules).column().alias("_reason"),
         ts.column().alias("_ts"),
         *[v.column().alias(f"_v_{n}") for n, v in typed.items()],
     )
+
+
+class Lets:
+    """Intermediate values of the typing rules, each computed once per row.
+
+    A rule reads the trimmed text of a value, its number, the groups of its ISO-8601
+    match several times each. Written inline, Spark would evaluate every copy: the
+    validation of one row ran hundreds of regular expressions. ``let(expr)`` names
+    ``expr`` as a column (``_let<n>``, a prefix no input column starts with) in the
+    first layer after the lets it reads; ``apply(df)`` adds the layers, one projection
+    each. Spark's optimizer does not merge a projection into the next where that
+    would copy an expensive expression used more than once, so each is evaluated once.
+    """
+
+    def __init__(self, columns: list[str]) -> None:
+        prefix = "_let"
+        while any(c.startswith(prefix) for c in columns):
+            prefix = "_" + prefix
+        self.prefix = prefix
+        self.layers: list[list[tuple[str, Sql]]] = []
+        self._layer: dict[str, int] = {}
+
+    def let(self, expr: Sql) -> Sql:
+        """A reference to ``expr`` computed once per row (in ``apply``)."""
+        reads = [self._layer[n] for n in re.findall(rf"`({self.prefix}[0-9]+)`", expr.text)]
+        layer = 1 + max(reads, default=-1)
+        name = f"{self.prefix}{len(self._layer)}"
+        while len(self.layers) <= layer:
+            self.layers.append([])
+        self.layers[layer].append((name, expr))
+        self._layer[name] = layer
+        return col(name)
+
+    def apply(self, df: Any) -> Any:
+        """``df`` with every let as a column (select the ones wanted after)."""
+        for layer in self.layers:
+            df = df.select("*", *[expr.column().alias(name) for name, expr in layer])
+        return df
 
 
 def _trimmed(expr: Sql) -> Sql:
@@ -592,26 +633,26 @@ def _trimmed(expr: Sql) -> Sql:
     return call("regexp_replace", expr, r"^\s+|\s+$", "")
 
 
-def _cast(name: str, kind: str) -> Sql:
+def _cast(name: str, kind: str, lets: Lets) -> Sql:
     """A raw text attribute as ``kind`` by ``trendlake.schemas.types``' rules; NULL where it does not fit.
 
-    An ``Sql`` expression (``.column()`` makes it a Column).
+    An ``Sql`` expression (``.column()`` makes it a Column) over ``lets.apply(df)``.
     """
     from trendlake.schemas import types
 
     given = col(name)
-    text = _trimmed(given)
     if kind == "string":
         return given
+    text = lets.let(_trimmed(given))
     if kind == "long":
         integer = text.rlike(types.INTEGER)
-        as_double = when(text.rlike(types.DECIMAL), text.try_cast("double"))
+        as_double = lets.let(when(text.rlike(types.DECIMAL), text.try_cast("double")))
         integral = (as_double == call("floor", as_double)) & (call("abs", as_double) < lit(types.LONG_LIMIT))
         return when(integer, text.try_cast("bigint")).otherwise(
             when(integral, as_double.cast("bigint"))
         )
     if kind == "double":
-        as_double = when(text.rlike(types.DECIMAL), text.try_cast("double"))
+        as_double = lets.let(when(text.rlike(types.DECIMAL), text.try_cast("double")))
         return when(~call("isnan", as_double) & (call("abs", as_double) != lit(float("inf"))), as_double)
     if kind == "boolean":
         lower = call("lower", text)
@@ -621,12 +662,13 @@ def _cast(name: str, kind: str) -> Sql:
     raise IngestError(f"attribute {name!r}: unknown type {kind!r} (long, double, string, boolean)")
 
 
-def spark_time(raw: Sql, name: str, unit: str | None) -> tuple[Sql, Sql]:
+def spark_time(raw: Sql, name: str, unit: str | None, lets: Lets) -> tuple[Sql, Sql]:
     """(timestamp, reason) of a raw text time column by ``trendlake.schemas.types``' rules:
     the timestamp is NULL where the value is missing or does not fit, and the reason says
     why a present value is out of range (NULL for unparseable text and good values).
 
-    ``raw`` and both results are ``Sql`` expressions (``.column()`` makes them Columns).
+    ``raw`` and both results are ``Sql`` expressions (``.column()`` makes them Columns)
+    over ``lets.apply(df)``.
     """
     from trendlake.schemas import types
 
@@ -635,12 +677,13 @@ def spark_time(raw: Sql, name: str, unit: str | None) -> tuple[Sql, Sql]:
     except types.TypingError as err:
         raise IngestError(f"stream schema: {err}") from None
     factor = types.TIME_UNITS[unit]
-    t = _trimmed(raw)
+    t = lets.let(_trimmed(raw))
     # epoch numbers in the declared unit
-    number = when(t.rlike(types.DECIMAL), t.try_cast("double"))
-    finite = number.isNotNull() & ~call("isnan", number) & (call("abs", number) != lit(float("inf")))
-    scaled = number * lit(float(factor))
-    inside = finite & (scaled >= lit(float(types.MIN_US))) & (scaled < lit(float(types.MAX_US)))
+    decimal = lets.let(t.rlike(types.DECIMAL))
+    number = lets.let(when(decimal, t.try_cast("double")))
+    finite = lets.let(number.isNotNull() & ~call("isnan", number) & (call("abs", number) != lit(float("inf"))))
+    scaled = lets.let(number * lit(float(factor)))
+    inside = lets.let(finite & (scaled >= lit(float(types.MIN_US))) & (scaled < lit(float(types.MAX_US))))
     exact = t.rlike(types.INTEGER) & (call("abs", number) < lit(float(2**62)))
     from_number = when(inside, when(exact, t.try_cast("bigint") * lit(factor)).otherwise(
         call("round", scaled).cast("bigint")))
@@ -657,10 +700,11 @@ def spark_time(raw: Sql, name: str, unit: str | None) -> tuple[Sql, Sql]:
     number_problem = when(finite & ~inside, call(
         "concat", lit(f"{name} "), t, lit(" is year "), year, lit(f" as {unit}"), hint))
     # ISO-8601, rebuilt in one canonical form Spark's cast reads
-    iso = ~t.rlike(types.DECIMAL) & t.rlike(types.ISO_TIME)
+    iso = lets.let(~decimal & t.rlike(types.ISO_TIME))
+    groups = {i: lets.let(when(iso, call("regexp_extract", t, types.ISO_TIME, i))) for i in range(1, 9)}
 
     def group(i: int) -> Sql:
-        return call("regexp_extract", t, types.ISO_TIME, i)
+        return groups[i]
 
     seconds = when(group(6) == lit(""), lit("00")).otherwise(group(6))
     fraction = call("substring", call("concat", group(7), lit("000000")), 1, 6)
@@ -669,9 +713,9 @@ def spark_time(raw: Sql, name: str, unit: str | None) -> tuple[Sql, Sql]:
     minute = when(group(5) == lit(""), lit("00")).otherwise(group(5))
     canonical = call("concat", group(1), lit("-"), group(2), lit("-"), group(3), lit("T"), hour, lit(":"),
                      minute, lit(":"), seconds, lit("."), fraction, zone)
-    parsed = when(iso, canonical.try_cast("timestamp"))
-    micros = call("unix_micros", parsed)
-    iso_inside = (micros >= lit(types.MIN_US)) & (micros < lit(types.MAX_US))
+    parsed = lets.let(when(iso, canonical.try_cast("timestamp")))
+    micros = lets.let(call("unix_micros", parsed))
+    iso_inside = lets.let((micros >= lit(types.MIN_US)) & (micros < lit(types.MAX_US)))
     iso_problem = when(parsed.isNotNull() & ~iso_inside, call(
         "concat", lit(f"{name} '"), t, lit("' is year "), call("year", parsed).cast("string"),
         lit(f", outside {types.MIN_YEAR}..{types.MAX_YEAR}")))

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 from trendlake.jobs import lake as lakelib
-from trendlake.jobs.ingest import _cast, ingest, spark_time
+from trendlake.jobs.ingest import Lets, _cast, ingest, spark_time
 from trendlake.jobs.sqlexpr import col
 from trendlake.schemas import types
 
@@ -35,7 +35,9 @@ def test_attributes_typed_alike(spark) -> None:
     df = spark.createDataFrame([(i, v) for i, v in enumerate(ATTRIBUTE_VALUES)], "i int, a string")
     df = df.select("i", F.when(F.col("a") != "", F.col("a")).alias("a"))  # empty text is missing (validate)
     for kind in types.KINDS:
-        got = sorted(df.select("i", "a", _cast("a", kind).column().alias("v")).collect())
+        lets = Lets(df.columns)
+        value = _cast("a", kind, lets)
+        got = sorted(lets.apply(df).select("i", "a", value.column().alias("v")).collect())
         spark_side = ["BAD" if r["a"] is not None and r["v"] is None else r["v"] for r in got]
         assert spark_side == _arrow_attribute(ATTRIBUTE_VALUES, kind), kind
 
@@ -46,8 +48,9 @@ def test_times_typed_alike(spark, unit: str) -> None:
 
     df = spark.createDataFrame([(i, v) for i, v in enumerate(TIME_VALUES)], "i int, ts string")
     df = df.select("i", F.when(F.col("ts") != "", F.col("ts")).alias("ts"))
-    ts, problem = spark_time(col("ts"), "ts", unit)
-    rows = sorted(df.select("i", "ts", F.unix_micros(ts.column()).alias("us"), problem.column().alias("why")).collect())
+    lets = Lets(df.columns)
+    ts, problem = spark_time(col("ts"), "ts", unit, lets)
+    rows = sorted(lets.apply(df).select("i", "ts", F.unix_micros(ts.column()).alias("us"), problem.column().alias("why")).collect())
     spark_side = []
     for r in rows:
         present = r["ts"] is not None and r["ts"].strip() != ""
