@@ -124,7 +124,8 @@ def peak_rss_of_eval(workload: Path, path: Path) -> dict[str, Any]:
             "result_rows": len(proc.stdout.splitlines())}
 
 
-def _environment() -> dict[str, Any]:
+def environment() -> dict[str, Any]:
+    """Versions, machine and commit, recorded with a benchmark's figures."""
     import pyarrow as pa
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             "benchmark": "eval_bench",
             "command": "python -m benchmarks.eval_bench " + " ".join(argv if argv is not None else sys.argv[1:]),
             "events": args.events, "random_x": args.random_x, "repeat": args.repeat,
-            "file_bytes": events.stat().st_size, "environment": _environment(), "runs": {},
+            "file_bytes": events.stat().st_size, "environment": environment(), "runs": {},
         }
         # interleaved: each round times the baseline, then every workload, so that a slower
         # moment of the machine weighs on both sides of a ratio; one untimed round first

@@ -590,6 +590,11 @@ def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
     )
 
 
+# compute the typing rules' intermediate values once per row (``Lets``); the ingest benchmark
+# switches it off to measure the rules written inline (benchmarks/ingest_bench.py)
+LAYERED = True
+
+
 class Lets:
     """Intermediate values of the typing rules, each computed once per row.
 
@@ -611,7 +616,10 @@ class Lets:
         self._layer: dict[str, int] = {}
 
     def let(self, expr: Sql) -> Sql:
-        """A reference to ``expr`` computed once per row (in ``apply``)."""
+        """A reference to ``expr`` computed once per row (in ``apply``); ``expr`` itself,
+        written inline wherever it is read, when ``LAYERED`` is off."""
+        if not LAYERED:
+            return expr
         reads = [self._layer[n] for n in re.findall(rf"`({self.prefix}[0-9]+)`", expr.text)]
         layer = 1 + max(reads, default=-1)
         name = f"{self.prefix}{len(self._layer)}"

@@ -1,0 +1,137 @@
+"""``trendlake ingest`` with the typing rules computed once per row vs written inline, side by side.
+
+One interpreter, one SparkSession (``local[2]``), the same landing file: ``--events``
+generated rides events (``datagen``'s rides stream, 20 columns of text, ISO-8601
+times with microseconds; 200,000 by default) as one CSV file. Each round ingests the
+file into a fresh lake twice, once per way of writing the rules (``jobs.ingest.LAYERED``):
+
+- ``layered``: what ships: the trimmed text, numbers, ISO-8601 groups and casts that
+  several rules read are named columns computed once per row (``jobs.ingest.Lets``);
+- ``inline``: the same rules with every intermediate value written out wherever it is
+  read, which Spark evaluates at each place.
+
+One untimed round first (the session's first ingest pays the JVM's warm-up), then
+``--repeat`` timed rounds alternating the order; medians kept, every time recorded.
+Both ways must commit the same bronze and quarantine rows (checked every round).
+Results go to ``benchmarks/results/ingest_bench.json``.
+
+    python -m benchmarks.ingest_bench [--events 200000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.eval_bench import environment
+
+RESULTS = Path(__file__).resolve().parent / "results"
+MODES = ("layered", "inline")
+
+
+def write_landing(folder: Path, events: int, seed: int = 1) -> Path:
+    """One CSV landing file of ``events`` rides events (a day at that density)."""
+    from trendlake.jobs.cli import main as cli
+
+    path = folder / "rides.csv"
+    code = cli(["generate", "rides", "-n", str(events), "--start", "2026-01-01T00:00:00Z",
+                "--rate", str(events / 86_400), "--seed", str(seed), "-o", str(path)])
+    if code:
+        raise SystemExit(f"trendlake generate exited {code}")
+    return path
+
+
+def ingest_once(spark: Any, lake: Path, landing: Path, stream: dict[str, Any], mode: str) -> dict[str, Any]:
+    """One ingest of ``landing`` into a fresh ``lake`` with the rules written ``mode``; its time and rows."""
+    from trendlake.jobs import ingest as job
+
+    shutil.rmtree(lake, ignore_errors=True)
+    job.LAYERED = mode == "layered"
+    try:
+        started = time.perf_counter()
+        report = job.ingest(lake, stream, landing, spark=spark)
+        seconds = time.perf_counter() - started
+    finally:
+        job.LAYERED = True
+    return {"seconds": seconds, "rows_read": report.rows_read, "rows_good": report.rows_good,
+            "rows_bad": report.rows_bad}
+
+
+def committed(lake: Path) -> tuple[int, int, str]:
+    """Bronze and quarantine row counts and a digest of bronze's rows, to compare the two ways."""
+    import hashlib
+
+    from trendlake.jobs.lake import Lake
+
+    data = Lake(lake).read_arrow("bronze/rides").sort_by("seq")
+    quarantine = Lake(lake).read_arrow("quarantine/rides")
+    digest = hashlib.sha256(str(data.to_pydict()).encode()).hexdigest()[:16]
+    return data.num_rows, 0 if quarantine is None else quarantine.num_rows, digest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ingest_bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=200_000, help="events in the landing file (default 200,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median kept)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for ingest_bench.json")
+    parser.add_argument("--workdir", type=Path, help="folder for the landing file and lakes (default: a temporary one)")
+    args = parser.parse_args(argv)
+
+    from trendlake.jobs.spark import get_spark
+    from trendlake.schemas import load_stream_schema
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="trendlake-ingest-bench-"))
+    landing = work / "landing"
+    write_landing(landing, args.events)
+    stream = load_stream_schema("rides")
+    spark = get_spark("local[2]", app_name="trendlake-ingest-bench")
+    times: dict[str, list[float]] = {m: [] for m in MODES}
+    rows = None
+    for r in range(args.repeat + 1):
+        order = MODES if r % 2 == 0 else MODES[::-1]
+        seen = {}
+        for mode in order:
+            got = ingest_once(spark, work / f"lake-{mode}", landing, stream, mode)
+            seen[mode] = committed(work / f"lake-{mode}")
+            rows = got["rows_read"]
+            if r:
+                times[mode].append(got["seconds"])
+            print(f"round {r}{' (untimed)' if not r else ''} {mode}: {got['seconds']:.1f}s "
+                  f"({got['rows_read'] / got['seconds']:,.0f} rows/s)", flush=True)
+        if seen["layered"] != seen["inline"]:
+            print(f"the two ways committed different rows: {seen}", file=sys.stderr)
+            return 1
+    medians = {m: statistics.median(t) for m, t in times.items()}
+    ratio = medians["inline"] / medians["layered"]
+    for mode in MODES:
+        print(f"{mode}: median {medians[mode]:.1f}s = {rows / medians[mode]:,.0f} rows/s")
+    print(f"inline / layered: {ratio:.2f}x")
+    report = {
+        "benchmark": "ingest_bench",
+        "events": args.events,
+        "rows_read": rows,
+        "repeat": args.repeat,
+        "seconds": times,
+        "median_seconds": medians,
+        "rows_per_second": {m: rows / medians[m] for m in MODES},
+        "inline_over_layered": ratio,
+        "environment": {**environment(), "spark_master": "local[2]"},
+        "command": "python -m benchmarks.ingest_bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "ingest_bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out / 'ingest_bench.json'}")
+    if not args.workdir:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
