@@ -10,8 +10,9 @@ file into a fresh lake twice, once per way of writing the rules (``jobs.ingest.L
 - ``inline``: the same rules with every intermediate value written out wherever it is
   read, which Spark evaluates at each place.
 
-One untimed round first (the session's first ingest pays the JVM's warm-up), then
-``--repeat`` timed rounds alternating the order; medians kept, every time recorded.
+``--warmup`` untimed rounds first (one by default: the session's first ingest pays
+the JVM's warm-up), then ``--repeat`` timed rounds, alternating the order; medians
+kept, every time recorded.
 Both ways must commit the same bronze and quarantine rows (checked every round).
 Results go to ``benchmarks/results/ingest_bench.json``.
 
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ingest_bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=200_000, help="events in the landing file (default 200,000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median kept)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for ingest_bench.json")
     parser.add_argument("--workdir", type=Path, help="folder for the landing file and lakes (default: a temporary one)")
     args = parser.parse_args(argv)
@@ -94,16 +96,17 @@ def main(argv: list[str] | None = None) -> int:
     spark = get_spark("local[2]", app_name="trendlake-ingest-bench")
     times: dict[str, list[float]] = {m: [] for m in MODES}
     rows = None
-    for r in range(args.repeat + 1):
+    for r in range(args.warmup + args.repeat):
         order = MODES if r % 2 == 0 else MODES[::-1]
+        timed = r >= args.warmup
         seen = {}
         for mode in order:
             got = ingest_once(spark, work / f"lake-{mode}", landing, stream, mode)
             seen[mode] = committed(work / f"lake-{mode}")
             rows = got["rows_read"]
-            if r:
+            if timed:
                 times[mode].append(got["seconds"])
-            print(f"round {r}{' (untimed)' if not r else ''} {mode}: {got['seconds']:.1f}s "
+            print(f"round {r}{'' if timed else ' (untimed)'} {mode}: {got['seconds']:.1f}s "
                   f"({got['rows_read'] / got['seconds']:,.0f} rows/s)", flush=True)
         if seen["layered"] != seen["inline"]:
             print(f"the two ways committed different rows: {seen}", file=sys.stderr)
@@ -117,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "ingest_bench",
         "events": args.events,
         "rows_read": rows,
+        "warmup": args.warmup,
         "repeat": args.repeat,
         "seconds": times,
         "median_seconds": medians,
