@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from trendlake.jobs.errors import JobError
-from trendlake.jobs.sqlexpr import NotWritable, Sql, call, col, lit, when
+from trendlake.jobs.sqlexpr import NotWritable, Sql, call, col, lit, quote_name, when
 
 log = logging.getLogger("trendlake.ingest")
 
@@ -583,7 +583,7 @@ def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
             rules.append(when(carries & value.isNotNull() & ~value.isin(allowed),
                               call("concat", lit(f"attribute '{name}' = "), shown, lit(f" not in allowed values {allowed}"))))
     return lets.apply(raw).select(
-        *[f"`{c}`" for c in raw.columns],
+        *[quote_name(c) for c in raw.columns],
         call("coalesce", *rules).column().alias("_reason"),
         ts.column().alias("_ts"),
         *[v.column().alias(f"_v_{n}") for n, v in typed.items()],
@@ -620,7 +620,8 @@ class Lets:
         written inline wherever it is read, when ``LAYERED`` is off."""
         if not LAYERED:
             return expr
-        reads = [self._layer[n] for n in re.findall(rf"`({self.prefix}[0-9]+)`", expr.text)]
+        found = re.findall(rf"`({self.prefix}[0-9]+)`", expr.text)
+        reads = [self._layer[n] for n in found if n in self._layer]  # (a literal's text may look like one)
         layer = 1 + max(reads, default=-1)
         name = f"{self.prefix}{len(self._layer)}"
         while len(self.layers) <= layer:

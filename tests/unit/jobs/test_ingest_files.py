@@ -130,3 +130,25 @@ def test_files_spark_cannot_read_are_refused_with_the_reason(tmp_path: Path) -> 
     latin.write_bytes(b"typ\xe9,ts\nA,1\n")
     with pytest.raises(FileRefused, match="CSV header line is not UTF-8"):
         csv_header_ok(latin)
+
+
+def test_lets_put_each_value_in_the_first_layer_after_the_values_it_reads(monkeypatch) -> None:
+    from trendlake.jobs import ingest
+    from trendlake.jobs.sqlexpr import call, col, lit
+
+    lets = ingest.Lets(["ts", "_let0", "_line"])  # an input column already starts with _let
+    assert lets.prefix == "__let"
+    text = lets.let(call("trim", col("ts")))
+    number = lets.let(text.try_cast("double"))
+    also = lets.let(call("upper", col("ts")))  # reads no let: first layer
+    both = lets.let(number + call("length", text) + call("length", also))
+    quoted = lets.let(call("concat", lit("`__let9`"), col("ts")))  # a literal that looks like a let
+    assert [[name for name, _ in layer] for layer in lets.layers] == [
+        ["__let0", "__let2", "__let4"], ["__let1"], ["__let3"]]
+    assert str(both) == "`__let3`" and str(quoted) == "`__let4`"
+    assert "`__let0`" in str(lets.layers[1][0][1])  # the number reads the trimmed text by name
+
+    monkeypatch.setattr(ingest, "LAYERED", False)  # the benchmark's inline rules
+    inline = ingest.Lets(["ts"])
+    expr = call("trim", col("ts"))
+    assert inline.let(expr) is expr and inline.layers == []
