@@ -272,7 +272,8 @@ def _finish(q: Query, acc: Acc) -> dict[str, Any]:
 def evaluate_query(q: Query, rows: list[dict[str, Any]], budget: int = 200_000) -> list[dict[str, Any]]:
     """Result rows of one query: one per (group, window) with at least one trend.
 
-    ``rows``: dicts with ``type``, ``ts`` (integer seconds) and attributes.
+    ``rows``: dicts with ``type``, ``ts`` (seconds: an integer, or a number rounded to
+    whole microseconds as the typing rules of ``trendlake.schemas.types`` round it) and attributes.
     """
     keys = q.group_by + [a for a in q.equivalence if a not in q.group_by]
     parts: dict[tuple, list[Ev]] = {}
@@ -281,7 +282,7 @@ def evaluate_query(q: Query, rows: list[dict[str, Any]], budget: int = 200_000) 
         key = tuple(attrs.get(k) for k in keys)
         if any(v is None for v in key):
             continue
-        parts.setdefault(key, []).append(Ev(r["ts"] * US, r["type"], attrs))
+        parts.setdefault(key, []).append(Ev(round(r["ts"] * US), r["type"], attrs))
     accs: dict[tuple[tuple, int], Acc] = {}
     for key, evs in parts.items():
         evs.sort(key=lambda e: e.ts)
