@@ -2,7 +2,8 @@
 
 One interpreter, one SparkSession (``local[2]``), the same landing file: ``--events``
 generated rides events (``datagen``'s rides stream, 20 columns of text, ISO-8601
-times with microseconds; 200,000 by default) as one CSV file. Each round ingests the
+times with microseconds; 200,000 by default) and six rows the rules refuse
+(``BAD_ROWS``), as one CSV file. Each round ingests the
 file into a fresh lake twice, once per way of writing the rules (``jobs.ingest.LAYERED``):
 
 - ``layered``: what ships: the trimmed text, numbers, ISO-8601 groups and casts that
@@ -37,8 +38,21 @@ RESULTS = Path(__file__).resolve().parent / "results"
 MODES = ("layered", "inline")
 
 
+# rows each rule refuses, appended to the generated file: both ways must quarantine them alike
+BAD_ROWS = (
+    {"type": "Teleport", "ts": "2026-01-01T10:00:00Z"},
+    {"type": "Travel", "ts": "yesterday"},
+    {"type": "Travel", "ts": "2400-01-01T00:00:00Z"},
+    {"type": "Travel", "ts": "1767225600000"},  # epoch milliseconds in a stream of seconds
+    {"type": "Travel", "ts": "2026-01-01T10:00:00Z", "driver": "seven"},
+    {"type": "", "ts": "2026-01-01T10:00:00Z"},
+)
+
+
 def write_landing(folder: Path, events: int, seed: int = 1) -> Path:
-    """One CSV landing file of ``events`` rides events (a day at that density)."""
+    """One CSV landing file of ``events`` rides events (a day at that density) and ``BAD_ROWS``."""
+    import csv
+
     from trendlake.jobs.cli import main as cli
 
     path = folder / "rides.csv"
@@ -46,6 +60,10 @@ def write_landing(folder: Path, events: int, seed: int = 1) -> Path:
                 "--rate", str(events / 86_400), "--seed", str(seed), "-o", str(path)])
     if code:
         raise SystemExit(f"trendlake generate exited {code}")
+    with path.open(newline="") as fh:
+        header = next(csv.reader(fh))
+    with path.open("a", newline="") as fh:
+        csv.DictWriter(fh, fieldnames=header).writerows(BAD_ROWS)
     return path
 
 
@@ -65,16 +83,21 @@ def ingest_once(spark: Any, lake: Path, landing: Path, stream: dict[str, Any], m
             "rows_bad": report.rows_bad}
 
 
-def committed(lake: Path) -> tuple[int, int, str]:
-    """Bronze and quarantine row counts and a digest of bronze's rows, to compare the two ways."""
+def committed(lake: Path) -> tuple[str, str]:
+    """Digests of bronze's rows and quarantine's rows (but their ``ingested_at``), to compare the two ways."""
     import hashlib
 
     from trendlake.jobs.lake import Lake
 
-    data = Lake(lake).read_arrow("bronze/rides").sort_by("seq")
-    quarantine = Lake(lake).read_arrow("quarantine/rides")
-    digest = hashlib.sha256(str(data.to_pydict()).encode()).hexdigest()[:16]
-    return data.num_rows, 0 if quarantine is None else quarantine.num_rows, digest
+    def digest(table: Any, order: list[str], drop: tuple[str, ...] = ()) -> str:
+        if table is None:
+            return "absent"
+        rows = table.drop_columns([c for c in drop if c in table.column_names]).sort_by([(c, "ascending") for c in order])
+        return f"{rows.num_rows} rows, " + hashlib.sha256(str(rows.to_pydict()).encode()).hexdigest()[:16]
+
+    lakes = Lake(lake)
+    return (digest(lakes.read_arrow("bronze/rides"), ["seq"]),
+            digest(lakes.read_arrow("quarantine/rides"), ["source_file", "source_line"], drop=("ingested_at",)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     stream = load_stream_schema("rides")
     spark = get_spark("local[2]", app_name="trendlake-ingest-bench")
     times: dict[str, list[float]] = {m: [] for m in MODES}
-    rows = None
+    rows = bad = None
     for r in range(args.warmup + args.repeat):
         order = MODES if r % 2 == 0 else MODES[::-1]
         timed = r >= args.warmup
@@ -103,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         for mode in order:
             got = ingest_once(spark, work / f"lake-{mode}", landing, stream, mode)
             seen[mode] = committed(work / f"lake-{mode}")
-            rows = got["rows_read"]
+            rows, bad = got["rows_read"], got["rows_bad"]
             if timed:
                 times[mode].append(got["seconds"])
             print(f"round {r}{'' if timed else ' (untimed)'} {mode}: {got['seconds']:.1f}s "
@@ -120,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "ingest_bench",
         "events": args.events,
         "rows_read": rows,
+        "rows_bad": bad,
         "warmup": args.warmup,
         "repeat": args.repeat,
         "seconds": times,

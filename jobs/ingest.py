@@ -600,7 +600,8 @@ class Lets:
 
     A rule reads the trimmed text of a value, its number, the groups of its ISO-8601
     match several times each. Written inline, Spark would evaluate every copy: the
-    validation of one row ran hundreds of regular expressions. ``let(expr)`` names
+    rides stream's rules held 1,163 regular-expression calls in 108 KB of SQL text
+    (44 in 18 KB layered). ``let(expr)`` names
     ``expr`` as a column (``_let<n>``, a prefix no input column starts with) in the
     first layer after the lets it reads; ``apply(df)`` adds the layers, one projection
     each. Spark's optimizer does not merge a projection into the next where that

@@ -227,15 +227,24 @@ class Lake:
 
         return list(DeltaTable(str(self.path(table))).metadata().partition_columns)
 
-    def row_count(self, table: str, version: int | None = None) -> int | None:
-        """Rows of the snapshot from the log's ``numRecords`` (no data read); None if absent or unknown."""
+    def add_actions(self, table: str, version: int | None = None) -> Any:
+        """The snapshot's files as the log describes them (delta-rs ``get_add_actions(flatten=True)``
+        as a ``pyarrow.Table``: ``path``, ``num_records``, ``partition.<c>``, ``min.<c>``,
+        ``max.<c>``, ``null_count.<c>``); None when the table does not exist. No data is read."""
         import pyarrow as pa
-        import pyarrow.compute as pc
         from deltalake import DeltaTable
 
         if not self.exists(table):
             return None
-        actions = pa.table(DeltaTable(str(self.path(table)), version=version).get_add_actions(flatten=True))
+        return pa.table(DeltaTable(str(self.path(table)), version=version).get_add_actions(flatten=True))
+
+    def row_count(self, table: str, version: int | None = None) -> int | None:
+        """Rows of the snapshot from the log's ``numRecords`` (no data read); None if absent or unknown."""
+        import pyarrow.compute as pc
+
+        actions = self.add_actions(table, version)
+        if actions is None:
+            return None
         if actions.num_rows == 0:
             return 0
         counts = actions.column("num_records")
@@ -245,15 +254,11 @@ class Lake:
 
     def max_partition_value(self, table: str, column: str) -> Any:
         """The largest value of a partition column over the current snapshot (from the log only); None if empty."""
-        import pyarrow as pa
         import pyarrow.compute as pc
-        from deltalake import DeltaTable
 
-        if not self.exists(table):
-            return None
-        actions = pa.table(DeltaTable(str(self.path(table))).get_add_actions(flatten=True))
+        actions = self.add_actions(table)
         name = f"partition.{column}"
-        if actions.num_rows == 0 or name not in actions.column_names:
+        if actions is None or actions.num_rows == 0 or name not in actions.column_names:
             return None
         return pc.max(actions.column(name)).as_py()
 
@@ -261,19 +266,15 @@ class Lake:
         """The largest value of a data column over the current snapshot, from the log's file
         statistics only: ``(True, value)`` (``value`` None for a missing or empty table, or
         no non-NULL value), or ``(False, None)`` when some file's statistics do not bound it."""
-        import pyarrow as pa
         import pyarrow.compute as pc
-        from deltalake import DeltaTable
 
-        if not self.exists(table):
+        actions = self.add_actions(table)
+        if actions is None or actions.num_rows == 0:
             return True, None
-        actions = pa.table(DeltaTable(str(self.path(table))).get_add_actions(flatten=True))
-        if actions.num_rows == 0:
-            return True, None
-        name = f"max.{column}"
-        if name not in actions.column_names or f"null_count.{column}" not in actions.column_names:
+        name, nulls_name = f"max.{column}", f"null_count.{column}"
+        if name not in actions.column_names or nulls_name not in actions.column_names:
             return False, None
-        rows, top, nulls = (actions.column(c) for c in ("num_records", name, f"null_count.{column}"))
+        rows, top, nulls = (actions.column(c) for c in ("num_records", name, nulls_name))
         # a file without a max must be all NULL (its null count is its row count), else it is unknown
         unbounded = pc.and_kleene(pc.is_null(top), pc.invert(pc.fill_null(pc.equal(nulls, rows), False)))
         if rows.null_count or pc.any(unbounded).as_py():

@@ -20,6 +20,7 @@ def test_ingest_bench_smoke_run(spark, tmp_path: Path) -> None:
                               "--workdir", str(tmp_path / "work")]) == 0
     assert ingest.LAYERED, "the benchmark restores what ships"
     report = json.loads((tmp_path / "ingest_bench.json").read_text())
-    assert report["rows_read"] == 300
+    assert report["rows_read"] == 300 + len(ingest_bench.BAD_ROWS)
+    assert report["rows_bad"] == len(ingest_bench.BAD_ROWS)  # quarantined alike both ways (or exit 1)
     assert {m: len(t) for m, t in report["seconds"].items()} == {"layered": 1, "inline": 1}
     assert report["inline_over_layered"] == report["median_seconds"]["inline"] / report["median_seconds"]["layered"]

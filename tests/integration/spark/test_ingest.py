@@ -90,13 +90,13 @@ def test_staged_files_carry_their_statistics_and_the_next_seq_is_read_from_them(
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-    from deltalake import DeltaTable, Schema
+    from deltalake import Schema
     from deltalake.transaction import AddAction, create_table_with_add_actions
     from trendlake.jobs.ingest import _next_seq
 
     lake = ingested["lake"]
     for table in ("bronze/rides", "quarantine/rides"):
-        actions = pa.table(DeltaTable(str(lake.path(table))).get_add_actions(flatten=True)).to_pylist()
+        actions = lake.add_actions(table).to_pylist()
         assert actions
         for action in actions:
             data = pq.ParquetFile(lake.path(table) / action["path"]).read()
