@@ -31,7 +31,7 @@ def trendlake_replay():
 
         return run_replay(*replay_interval(get_current_context()))
 
-    @task(pool="trendlake_spark")
+    @task  # reads the result rows with delta-rs and checks them with GE's pandas engine: no Spark
     def check_results() -> dict:
         from trendlake.jobs.pipeline import check_results, replay_interval
 

@@ -2,8 +2,9 @@
 
 After ``replay`` replaced the windows ending in ``(start, end]``, the replay
 DAG runs ``check_result_tables``: for every query of the current plan it reads
-those rows of ``results/<query>`` from the current Delta snapshot and
-validates them with a suite derived from the plan:
+those rows of ``results/<query>`` from the current Delta snapshot (delta-rs;
+no Spark session) and validates them with GE's pandas engine, against a suite
+derived from the plan:
 
 * window bounds, plan id and group-by columns are never null;
 * every row's window is exactly the query's ``WITHIN`` long;
@@ -60,23 +61,38 @@ def result_suite(query: dict[str, Any], plan_id: str) -> dict[str, Any]:
     return {"name": f"results_{query['name']}", "expectations": expectations, "meta": {"plan_id": plan_id}}
 
 
-def _checked_frame(df: Any, query: dict[str, Any]) -> Any:
-    """The result rows with the derived columns the suite refers to."""
-    from pyspark.sql import functions as F
+def _checked_frame(rows: Any, query: dict[str, Any]) -> Any:
+    """The suite's columns of the result rows (an Arrow table) as a pandas DataFrame, with the
+    derived columns the suite refers to: ``window_seconds`` (exact: the difference of the
+    integer microseconds) and, per count, ``_<count>_or_overflow`` (1 where the count is
+    not NULL or ``overflowed`` names it, else NULL). Counts become floats: the suite only
+    asks whether they are at least 1, and a decimal(38,0) count has no pandas integer type."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    df = df.withColumn(
-        "window_seconds",
-        (F.col("window_end").cast("double") - F.col("window_start").cast("double")),
-    )
+    def micros(name: str) -> Any:
+        return pc.cast(rows.column(name), pa.int64()).to_numpy(zero_copy_only=False)
+
+    data: dict[str, Any] = {
+        c: rows.column(c).to_pandas() for c in dict.fromkeys([*query["group_by"], "window_start", "window_end", "plan_id"])
+    }
+    data["window_seconds"] = (micros("window_end") - micros("window_start")) / 1_000_000
+    overflowed = rows.column("overflowed").combine_chunks() if rows.num_rows else None
     for agg in query["aggregates"]:
-        if agg["fn"] in ("count_star", "count"):
-            name = column_name(agg)
-            df = df.withColumn(
-                f"_{name}_or_overflow",
-                F.when(F.col(f"`{name}`").isNotNull(), F.lit(1))
-                .when(F.array_contains(F.col("overflowed"), name), F.lit(1)),
-            )
-    return df
+        if agg["fn"] not in ("count_star", "count"):
+            continue
+        name = column_name(agg)
+        count = rows.column(name)
+        data[name] = pc.cast(count, pa.float64(), safe=False).to_pandas()
+        listed = np.zeros(rows.num_rows, dtype=bool)
+        if overflowed is not None:
+            named = pc.fill_null(pc.equal(pc.list_flatten(overflowed), name), False).to_numpy(zero_copy_only=False)
+            listed[pc.list_parent_indices(overflowed).to_numpy()[named]] = True
+        present = pc.is_valid(count).to_numpy(zero_copy_only=False)
+        data[f"_{name}_or_overflow"] = np.where(present | listed, 1.0, np.nan)
+    return pd.DataFrame(data)
 
 
 def run_suite(df: Any, suite: dict[str, Any]) -> dict[str, Any]:
@@ -95,36 +111,40 @@ def check_result_tables(
     start: Any,
     end: Any,
     *,
-    spark: Any = None,
     plan: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Validate every result table's rows for the windows ending in ``(start, end]``."""
-    from pyspark.sql import functions as F
+    """Validate every result table's rows for the windows ending in ``(start, end]``.
+
+    The rows are read with delta-rs (the day partitions of those windows only) and
+    validated by Great Expectations' pandas engine: replay builds every result row on the
+    driver, so the rows of an interval fit there, and the check needs no Spark session.
+    """
     from trendlake.jobs.lake import Lake
     from trendlake.jobs.optimize import current_plan, workload_name
     from trendlake.jobs.replay import _dt, parse_time
-    from trendlake.jobs.spark import get_spark
 
     start_us, end_us = parse_time(start), parse_time(end)
+    lo, hi = _dt(start_us), _dt(end_us)
+    in_interval = [
+        ("window_date", ">=", lo.date()), ("window_date", "<=", _dt(end_us - 1).date()),
+        ("window_end", ">", lo), ("window_end", "<=", hi),
+    ]
     plan = plan if plan is not None else current_plan(lake_root, workload_name(workload_path))
-    spark = spark or get_spark()
     lake = Lake(lake_root)
     summary: dict[str, Any] = {}
     failures = []
     for query in plan["queries"]:
         table = f"results/{query['name']}"
-        df = lake.read_spark(spark, table)
-        if df is None:
+        rows = lake.read_arrow(table, filters=in_interval)
+        if rows is None:
             failures.append(f"{table}: missing (replay has not written it)")
             continue
-        rows = df.where((F.col("window_end") > F.lit(_dt(start_us))) & (F.col("window_end") <= F.lit(_dt(end_us))))
-        checked = _checked_frame(rows, query)
         try:
-            outcome = run_suite(checked, result_suite(query, plan["plan_id"]))
+            outcome = run_suite(_checked_frame(rows, query), result_suite(query, plan["plan_id"]))
         except ResultChecksFailed as err:
             failures.append(str(err))
             continue
-        outcome["rows"] = rows.count()
+        outcome["rows"] = rows.num_rows
         summary[query["name"]] = outcome
     if failures:
         raise ResultChecksFailed("result checks failed: " + " | ".join(failures))

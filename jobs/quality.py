@@ -86,7 +86,8 @@ def import_great_expectations() -> Any:
 
 
 def run_suite(df: Any, suite: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Validate a Spark DataFrame against ``suite`` in an ephemeral GE context.
+    """Validate a Spark or a pandas DataFrame against ``suite`` in an ephemeral GE context
+    (GE's Spark or pandas execution engine, by the frame's kind).
 
     Returns a summary and the failed expectations as ``type(column): N unexpected``.
 
@@ -101,7 +102,10 @@ def run_suite(df: Any, suite: dict[str, Any]) -> tuple[dict[str, Any], list[str]
 
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    source = context.data_sources.add_or_update_spark(name="trendlake")
+    if _is_pandas(df):
+        source = context.data_sources.add_or_update_pandas(name="trendlake")
+    else:
+        source = context.data_sources.add_or_update_spark(name="trendlake")
     asset = source.add_dataframe_asset(name=suite["name"])
     batch = asset.add_batch_definition_whole_dataframe("batch")
 
@@ -136,6 +140,11 @@ def run_suite(df: Any, suite: dict[str, Any]) -> tuple[dict[str, Any], list[str]
             failed.append(f"{cfg.type}({target}){detail}")
     summary = {"suite": suite["name"], "expectations": len(results), "success": not failed}
     return summary, failed
+
+
+def _is_pandas(df: Any) -> bool:
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(df, pandas.DataFrame)
 
 
 def validate_bronze(df: Any, suite: dict[str, Any]) -> dict[str, Any]:

@@ -108,24 +108,67 @@ def test_ingest_optimize_replay_dags_on_a_temporary_lake(dagbag, airflow_db, spa
     assert kept == first_day, "replaying the next day leaves the first day's windows alone"
 
 
-@pytest.mark.spark
-def test_result_checks_catch_duplicate_windows(sample_lake, lake_copy, spark) -> None:
-    """The GE result suite passes on replayed results and fails when a (group, window) appears twice."""
+def _first_row_changed(table, column, value):
+    """``table`` with its first row's ``column`` set to ``value`` (None for NULL)."""
+    import pyarrow as pa
+
+    values = table.column(column).to_pylist()
+    values[0] = value
+    field = table.schema.field(column)
+    return table.set_column(table.schema.get_field_index(column), field, pa.array(values, field.type))
+
+
+def _shifted_start(table):
+    from datetime import timedelta
+
+    return _first_row_changed(table, "window_start", table.column("window_start")[0].as_py() + timedelta(minutes=1))
+
+
+# one corruption of the first row of results/stuck_trips in the checked day, and what it breaks
+CORRUPTIONS = {
+    "duplicate window": (None, "expect_compound_columns_to_be_unique"),
+    "NULL group key": (lambda t: _first_row_changed(t, "district", None),
+                       r"expect_column_values_to_not_be_null\(district\)"),
+    "window shorter than WITHIN": (_shifted_start, r"expect_column_values_to_be_in_set\(window_seconds\)"),
+    "another plan's row": (lambda t: _first_row_changed(t, "plan_id", "elsewhere"),
+                           r"expect_column_values_to_be_in_set\(plan_id\)"),
+    "count of 0": (lambda t: _first_row_changed(t, "count", 0), r"expect_column_values_to_be_between\(count\)"),
+    "NULL count not listed as overflowed": (lambda t: _first_row_changed(t, "count", None),
+                                            r"expect_column_values_to_not_be_null\(_count_or_overflow\)"),
+}
+
+
+@pytest.mark.parametrize("corruption", list(CORRUPTIONS))
+def test_result_checks_pass_on_replayed_results_and_catch_each_corruption(sample_lake, lake_copy, corruption) -> None:
+    """The GE result suite (pandas engine, no Spark) passes on replayed results and fails, naming the
+    table and the expectation, when one row breaks it; a NULL count listed in ``overflowed`` passes."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     from trendlake.jobs.checks import ResultChecksFailed, check_result_tables
     from trendlake.jobs.lake import Lake
 
     workload, plan = sample_lake.workload, sample_lake.plan
     start, end = sample_lake.days[0]
-    summary = check_result_tables(lake_copy, workload, start, end, spark=spark)
+    summary = check_result_tables(lake_copy, workload, start, end)
     assert set(summary) == {q["name"] for q in plan["queries"]}
-
     lake = Lake(lake_copy)
     table = lake.read_arrow("results/stuck_trips")
-    in_day = table.filter(pc.less_equal(table.column("window_end"), end))
-    assert in_day.num_rows > 0
-    lake.write_arrow("results/stuck_trips", in_day.slice(0, 1))
+    ends = table.column("window_end")
+    in_day = pc.and_(pc.greater(ends, pa.scalar(start, ends.type)), pc.less_equal(ends, pa.scalar(end, ends.type)))
+    assert summary["stuck_trips"]["rows"] == pc.sum(in_day).as_py() > 0
+    day, others = table.filter(in_day), table.filter(pc.invert(in_day))
+
+    change, broken = CORRUPTIONS[corruption]
+    if change is None:
+        lake.write_arrow("results/stuck_trips", day.slice(0, 1))
+    else:
+        lake.write_arrow("results/stuck_trips", pa.concat_tables([change(day), others]), mode="overwrite")
     # only the corrupted table is validated again (the others passed above and are unchanged)
     only = {**plan, "queries": [q for q in plan["queries"] if q["name"] == "stuck_trips"]}
-    with pytest.raises(ResultChecksFailed, match="results_stuck_trips.*expect_compound_columns_to_be_unique"):
-        check_result_tables(lake_copy, workload, start, end, spark=spark, plan=only)
+    with pytest.raises(ResultChecksFailed, match=f"results_stuck_trips.*{broken}"):
+        check_result_tables(lake_copy, workload, start, end, plan=only)
+
+    if corruption == "NULL count not listed as overflowed":  # ... which passes once listed
+        listed = _first_row_changed(change(day), "overflowed", ["count"])
+        lake.write_arrow("results/stuck_trips", pa.concat_tables([listed, others]), mode="overwrite")
+        assert check_result_tables(lake_copy, workload, start, end, plan=only)["stuck_trips"]["success"]

@@ -102,8 +102,8 @@ def test_overflowed_count_is_null_and_named(replayed) -> None:
     assert float(south["total"]) == 24.0 and south["top"] == 3.0
 
 
-def test_result_checks_pass_with_overflow(replayed, spark) -> None:
+def test_result_checks_pass_with_overflow(replayed) -> None:
     summary = check_result_tables(
-        replayed["root"] / "lake", replayed["workload"], "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", spark=spark
+        replayed["root"] / "lake", replayed["workload"], "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"
     )
     assert summary["many_travels"]["rows"] == 2
