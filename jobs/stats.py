@@ -552,20 +552,7 @@ def spark_aggregates(df: Any, spec: Spec, start_us: int, end_us: int) -> Aggrega
             for t, _key in agg.group_rate:
                 agg.groups_by_type[t] = agg.groups_by_type.get(t, 0) + 1
             agg.groups_total = len({key for _t, key in agg.group_rate})
-        for b in spec.bursts:
-            keys = list(b.partition_by)
-            frame = base.where(F.col("type").isin(list(b.types)))
-            for k in keys:
-                frame = frame.where(F.col(f"`{k}`").isNotNull())
-            order = Window.orderBy("ts", "seq") if not keys else Window.partitionBy(*keys).orderBy("ts", "seq")
-            prev = F.lag("type").over(order)
-            frame = frame.withColumn("_new", F.when(prev.isNull() | (prev != F.col("type")), 1).otherwise(0))
-            frame = frame.withColumn("_run", F.sum("_new").over(order.rowsBetween(Window.unboundedPreceding, 0)))
-            runs = frame.groupBy(*keys, "_run", "type").count()
-            per_type = runs.groupBy("type").agg(
-                F.count("*").alias("runs"), F.sum("count").alias("events"), F.max("count").alias("most"))
-            agg.bursts.append({r["type"]: (int(r["runs"]), int(r["events"]), int(r["most"]))
-                               for r in per_type.collect()})
+        agg.bursts = _spark_bursts(base, spec.bursts)
         if spec.predicates:
             counter = PredicateCounter(spec.predicates)
             needed = list(dict.fromkeys(["type", *spec.attributes]))
@@ -585,6 +572,48 @@ def spark_aggregates(df: Any, spec: Spec, start_us: int, end_us: int) -> Aggrega
         return agg
     finally:
         base.unpersist()
+
+
+def _spark_bursts(base: Any, bursts: list[BurstSpec]) -> list[dict[str, tuple[int, int, int]]]:
+    """Every burst spec's runs in one Spark query: per spec, the runs of one event type in a row
+    (per partition of its ``partition_by``, in ``ts, seq`` order) as ``type -> (runs, events, most)``.
+
+    The specs' events are stacked under a spec number, with one column per key attribute of
+    any spec (NULL where a spec does not partition by it), and numbered into runs in one
+    window partitioned by the spec and the keys: one shuffle and one job for all specs
+    where a query per spec scanned the events once each.
+    """
+    from functools import reduce
+
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not bursts:
+        return []
+    keys = list(dict.fromkeys(k for b in bursts for k in b.partition_by))
+    key_types = dict(base.select(*[F.col(f"`{k}`") for k in keys]).dtypes) if keys else {}
+    stacked = []
+    for i, b in enumerate(bursts):
+        frame = base.where(F.col("type").isin(list(b.types)))
+        for k in b.partition_by:
+            frame = frame.where(F.col(f"`{k}`").isNotNull())
+        stacked.append(frame.select(
+            F.lit(i).alias("_spec"), "type", "ts", "seq",
+            *[(F.col(f"`{k}`") if k in b.partition_by else F.lit(None).cast(key_types[k])).alias(f"_k{j}")
+              for j, k in enumerate(keys)],
+        ))
+    frame = reduce(lambda a, b: a.unionByName(b), stacked)
+    order = Window.partitionBy("_spec", *[f"_k{j}" for j in range(len(keys))]).orderBy("ts", "seq")
+    prev = F.lag("type").over(order)
+    frame = frame.withColumn("_new", F.when(prev.isNull() | (prev != F.col("type")), 1).otherwise(0))
+    frame = frame.withColumn("_run", F.sum("_new").over(order.rowsBetween(Window.unboundedPreceding, 0)))
+    runs = frame.groupBy("_spec", *[f"_k{j}" for j in range(len(keys))], "_run", "type").count()
+    per_type = runs.groupBy("_spec", "type").agg(
+        F.count("*").alias("runs"), F.sum("count").alias("events"), F.max("count").alias("most"))
+    out: list[dict[str, tuple[int, int, int]]] = [{} for _ in bursts]
+    for r in per_type.collect():
+        out[r["_spec"]][r["type"]] = (int(r["runs"]), int(r["events"]), int(r["most"]))
+    return out
 
 
 def run_stats(

@@ -87,3 +87,50 @@ def test_spark_stats_equal_the_arrow_function_and_hand_counts(tmp_path, spark) -
 
     stats = latest_statistics(lake.root, "rides")
     assert stats is not None and stats["range_start"].startswith("2026-01-01T00:00")
+
+
+EXTRA_QUERIES = """
+QUERY all_travels
+RETURN COUNT(*)
+PATTERN SEQ(Request, Travel+)
+WITHIN 30 minutes;
+
+QUERY district_travels
+RETURN district, COUNT(*)
+PATTERN SEQ(Request, Travel+, Dropoff)
+WHERE [district]
+GROUP-BY district
+WITHIN 30 minutes;
+"""
+
+
+def test_stats_of_a_workload_with_many_burst_partitionings_equal_the_arrow_function(tmp_path, spark) -> None:
+    """Burst runs of every spec (partitioned by an integer key, a string key, or not at all)
+    come out of one Spark query; they must equal the Arrow function's spec by spec."""
+    from trendlake.jobs.stats import make_spec
+    from trendlake.schemas import workload_path
+
+    from tests.integration.sample import trip_rows
+
+    schema = load_stream_schema("rides")
+    workload = tmp_path / "many.etq"
+    workload.write_text(workload_path("sample_rides.etq").read_text() + "\n" + EXTRA_QUERIES)
+    rows = trip_rows(150, seed=11, hours=12.0)
+    for row in rows:
+        row["ts"] = datetime.strptime(row["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    rows.sort(key=lambda r: r["ts"])
+    table = pa.Table.from_pylist(rows)
+    table = table.append_column("seq", pa.array(range(len(rows)), pa.int64()))
+    lake = lakelib.Lake(tmp_path / "lake")
+    lake.write_arrow(
+        "bronze/rides", as_bronze(table, schema, first_seq=0, source_file="gen", source_checksum="gen")
+    )
+    start, end = DAY, DAY.replace(hour=12)
+
+    partitionings = {b.partition_by for b in make_spec(schema, workload).bursts}
+    assert {("driver",), ("district",), ()} <= partitionings
+    plain = compute_stats(table, schema, workload, start=start, end=end)
+    run_stats(lake.root, "rides", workload, start, end, spark=spark)
+    runs = read_runs(lake.root, "rides").to_pylist()
+    assert comparable(runs) == comparable(plain)
+    assert sum(r["kind"] == "burst" for r in plain) >= len(partitionings)
