@@ -517,7 +517,6 @@ def _us(value: Any) -> int:
 
 def spark_aggregates(df: Any, spec: Spec, start_us: int, end_us: int) -> Aggregates:
     """The integer aggregates of a Spark DataFrame of events in ``[start_us, end_us)`` (bronze columns)."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     present = set(df.columns)
