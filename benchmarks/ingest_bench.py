@@ -1,23 +1,28 @@
-"""``trendlake ingest`` with the typing rules computed once per row vs written inline, side by side.
+"""``trendlake ingest`` two ways side by side: the typing rules computed once per row vs
+written inline (``--compare rules``, the default), or a CSV file read line by line in
+splits vs as one multi-line stream (``--compare csv-read``).
 
 One interpreter, one SparkSession (``local[2]``), the same landing file: ``--events``
 generated rides events (``datagen``'s rides stream, 20 columns of text, ISO-8601
 times with microseconds; 200,000 by default) and six rows the rules refuse
 (``BAD_ROWS``), as one CSV file. Each round ingests the
-file into a fresh lake twice, once per way of writing the rules (``jobs.ingest.LAYERED``):
+file into a fresh lake twice, once per way:
 
-- ``layered``: what ships: the trimmed text, numbers, ISO-8601 groups and casts that
-  several rules read are named columns computed once per row (``jobs.ingest.Lets``);
-- ``inline``: the same rules with every intermediate value written out wherever it is
-  read, which Spark evaluates at each place.
+- ``rules`` (``jobs.ingest.LAYERED``): ``layered``, what ships: the trimmed text, numbers,
+  ISO-8601 groups and casts that several rules read are named columns computed once per
+  row (``jobs.ingest.Lets``); ``inline``: the same rules with every intermediate value
+  written out wherever it is read, which Spark evaluates at each place;
+- ``csv-read`` (``jobs.ingest.SPLIT_CSV``): ``split``, what ships for a file with no record
+  spanning lines: read line by line, one task per split of the file; ``whole``: read as
+  one multi-line stream, one task for the file.
 
 ``--warmup`` untimed rounds first (one by default: the session's first ingest pays
 the JVM's warm-up), then ``--repeat`` timed rounds, alternating the order; medians
 kept, every time recorded.
 Both ways must commit the same bronze and quarantine rows (checked every round).
-Results go to ``benchmarks/results/ingest_bench.json``.
+Results go to ``benchmarks/results/ingest_bench.json`` (``ingest_bench_csv_read.json``).
 
-    python -m benchmarks.ingest_bench [--events 200000] [--repeat 3]
+    python -m benchmarks.ingest_bench [--events 200000] [--repeat 3] [--compare csv-read]
 """
 
 from __future__ import annotations
@@ -35,7 +40,11 @@ from typing import Any
 from benchmarks.eval_bench import environment
 
 RESULTS = Path(__file__).resolve().parent / "results"
-MODES = ("layered", "inline")
+# per comparison: its two ways (what ships first), the switch in jobs.ingest, the record's file
+COMPARISONS = {
+    "rules": (("layered", "inline"), "LAYERED", "ingest_bench.json"),
+    "csv-read": (("split", "whole"), "SPLIT_CSV", "ingest_bench_csv_read.json"),
+}
 
 
 # rows each rule refuses, appended to the generated file: both ways must quarantine them alike
@@ -67,18 +76,20 @@ def write_landing(folder: Path, events: int, seed: int = 1) -> Path:
     return path
 
 
-def ingest_once(spark: Any, lake: Path, landing: Path, stream: dict[str, Any], mode: str) -> dict[str, Any]:
-    """One ingest of ``landing`` into a fresh ``lake`` with the rules written ``mode``; its time and rows."""
+def ingest_once(spark: Any, lake: Path, landing: Path, stream: dict[str, Any], mode: str,
+                compare: str = "rules") -> dict[str, Any]:
+    """One ingest of ``landing`` into a fresh ``lake`` the ``mode`` way of ``compare``; its time and rows."""
     from trendlake.jobs import ingest as job
 
+    modes, switch, _ = COMPARISONS[compare]
     shutil.rmtree(lake, ignore_errors=True)
-    job.LAYERED = mode == "layered"
+    setattr(job, switch, mode == modes[0])
     try:
         started = time.perf_counter()
         report = job.ingest(lake, stream, landing, spark=spark)
         seconds = time.perf_counter() - started
     finally:
-        job.LAYERED = True
+        setattr(job, switch, True)
     return {"seconds": seconds, "rows_read": report.rows_read, "rows_good": report.rows_good,
             "rows_bad": report.rows_bad}
 
@@ -105,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=200_000, help="events in the landing file (default 200,000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds (median kept)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for ingest_bench.json")
+    parser.add_argument("--compare", choices=sorted(COMPARISONS), default="rules",
+                        help="rules: layered vs inline typing rules (default); csv-read: split vs whole CSV read")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the record (ingest_bench*.json)")
     parser.add_argument("--workdir", type=Path, help="folder for the landing file and lakes (default: a temporary one)")
     args = parser.parse_args(argv)
 
@@ -117,30 +130,32 @@ def main(argv: list[str] | None = None) -> int:
     write_landing(landing, args.events)
     stream = load_stream_schema("rides")
     spark = get_spark("local[2]", app_name="trendlake-ingest-bench")
-    times: dict[str, list[float]] = {m: [] for m in MODES}
+    modes, _, record = COMPARISONS[args.compare]
+    times: dict[str, list[float]] = {m: [] for m in modes}
     rows = bad = None
     for r in range(args.warmup + args.repeat):
-        order = MODES if r % 2 == 0 else MODES[::-1]
+        order = modes if r % 2 == 0 else modes[::-1]
         timed = r >= args.warmup
         seen = {}
         for mode in order:
-            got = ingest_once(spark, work / f"lake-{mode}", landing, stream, mode)
+            got = ingest_once(spark, work / f"lake-{mode}", landing, stream, mode, args.compare)
             seen[mode] = committed(work / f"lake-{mode}")
             rows, bad = got["rows_read"], got["rows_bad"]
             if timed:
                 times[mode].append(got["seconds"])
             print(f"round {r}{'' if timed else ' (untimed)'} {mode}: {got['seconds']:.1f}s "
                   f"({got['rows_read'] / got['seconds']:,.0f} rows/s)", flush=True)
-        if seen["layered"] != seen["inline"]:
+        if seen[modes[0]] != seen[modes[1]]:
             print(f"the two ways committed different rows: {seen}", file=sys.stderr)
             return 1
     medians = {m: statistics.median(t) for m, t in times.items()}
-    ratio = medians["inline"] / medians["layered"]
-    for mode in MODES:
+    ratio = medians[modes[1]] / medians[modes[0]]
+    for mode in modes:
         print(f"{mode}: median {medians[mode]:.1f}s = {rows / medians[mode]:,.0f} rows/s")
-    print(f"inline / layered: {ratio:.2f}x")
+    print(f"{modes[1]} / {modes[0]}: {ratio:.2f}x")
     report = {
         "benchmark": "ingest_bench",
+        "compare": args.compare,
         "events": args.events,
         "rows_read": rows,
         "rows_bad": bad,
@@ -148,14 +163,14 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "seconds": times,
         "median_seconds": medians,
-        "rows_per_second": {m: rows / medians[m] for m in MODES},
-        "inline_over_layered": ratio,
+        "rows_per_second": {m: rows / medians[m] for m in modes},
+        f"{modes[1]}_over_{modes[0]}": ratio,
         "environment": {**environment(), "spark_master": "local[2]"},
         "command": "python -m benchmarks.ingest_bench " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "ingest_bench.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {args.out / 'ingest_bench.json'}")
+    (args.out / record).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out / record}")
     if not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
     return 0

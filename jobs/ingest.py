@@ -253,6 +253,11 @@ class Scanned:
     checksum: str
     newlines: int  # line terminators; the file has at most newlines + 1 lines
     long_lines: list[tuple[int, int, int]]  # (1-based line, byte offset, length without the terminator)
+    lines: int = 0  # lines: the terminated ones and a last one without a terminator
+    blank_lines: list[int] = field(default_factory=list)  # 1-based lines with no byte above a space
+    odd_quotes: bool = False  # a line holds an odd number of '"': a quoted field may span lines
+    terminators: frozenset[str] = frozenset()  # the kinds of line terminator seen: "\n", "\r\n", "\r"
+    control_blank: bool = False  # a blank line holds a byte below a space (a tab, NUL, ...), not only spaces
 
 
 def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
@@ -266,18 +271,33 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
         raise FileRefused(f"cannot open: {err.strerror}") from None
     digest = hashlib.sha256()
     newlines, run, offset, long_lines = 0, 0, 0, []
+    blank_lines: list[int] = []
+    # of the line not yet terminated: its '"' bytes and its bytes above a space
+    run_quotes, run_visible, run_control, odd_quotes, control_blank = 0, 0, 0, False, False
+    terminators: set[str] = set()
 
     def lines_of(buf: bytes) -> None:
-        nonlocal newlines, run, offset
+        nonlocal newlines, run, offset, run_quotes, run_visible, run_control, odd_quotes, control_blank
         data = np.frombuffer(buf, np.uint8)
+        quotes = np.cumsum(data == 34)
+        visible = np.cumsum(data > 32)
+        control = np.cumsum((data < 32) & (data != 10) & (data != 13))
         lf = data == 10
         if b"\r" in buf:
             cr = data == 13
             lf_next = np.zeros_like(lf)
             lf_next[:-1] = lf[1:]
             ends = np.flatnonzero(lf | (cr & ~lf_next))  # the terminator's last byte
+            if len(ends):
+                at_lf = lf[ends]
+                crlf = at_lf & (ends > 0) & cr[np.maximum(ends - 1, 0)]
+                for kind, seen in (("\r\n", crlf), ("\n", at_lf & ~crlf), ("\r", ~at_lf)):
+                    if seen.any():
+                        terminators.add(kind)
         else:
             ends = np.flatnonzero(lf)
+            if len(ends):
+                terminators.add("\n")
         if len(ends):
             lengths = np.diff(ends, prepend=-1) - 1
             lengths[0] += run
@@ -287,10 +307,25 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
             for i in np.flatnonzero(widths > line_limit):
                 start = offset + int(ends[i]) - int(lengths[i])
                 long_lines.append((newlines + int(i) + 1, start, int(widths[i])))
+            per_line = np.diff(quotes[ends], prepend=0)
+            per_line[0] += run_quotes
+            odd_quotes = odd_quotes or bool((per_line & 1).any())
+            shown = np.diff(visible[ends], prepend=0)
+            shown[0] += run_visible
+            blank_lines.extend((newlines + np.flatnonzero(shown == 0) + 1).tolist())
+            controls = np.diff(control[ends], prepend=0)
+            controls[0] += run_control
+            control_blank = control_blank or bool(((shown == 0) & (controls > 0)).any())
+            run_quotes = int(quotes[-1] - quotes[ends[-1]])
+            run_visible = int(visible[-1] - visible[ends[-1]])
+            run_control = int(control[-1] - control[ends[-1]])
             newlines += len(ends)
             run = len(buf) - int(ends[-1]) - 1
         else:
             run += len(buf)
+            run_quotes += int(quotes[-1])
+            run_visible += int(visible[-1])
+            run_control += int(control[-1])
         offset += len(buf)
 
     with os.fdopen(fd, "rb") as fh:
@@ -309,7 +344,12 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
                 break
     if run > line_limit:
         long_lines.append((newlines + 1, offset - run, run))
-    return Scanned(digest.hexdigest(), newlines, long_lines)
+    if run and run_visible == 0:
+        blank_lines.append(newlines + 1)
+        control_blank = control_blank or run_control > 0
+    return Scanned(digest.hexdigest(), newlines, long_lines, lines=newlines + (1 if run else 0),
+                   blank_lines=blank_lines, odd_quotes=odd_quotes or bool(run_quotes & 1),
+                   terminators=frozenset(terminators), control_blank=control_blank)
 
 
 def _copy_without(src: Path, dest: Path, spans: list[tuple[int, int]]) -> None:
@@ -416,8 +456,26 @@ def _numbered(df: Any, blank: Any = None, header: bool = False) -> tuple[Any, in
     return df.withColumn("_line", offset + local + 1).drop("_pid", "_mid"), total, rows
 
 
-def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any, int]:
-    """One raw file as text columns (``quarantine_columns``) + ``_line`` + ``_raw``; rows read."""
+# CSV files without records spanning lines are read in splits (``read_raw``); off only for
+# the benchmark that compares the two reads (``python -m benchmarks.ingest_bench --compare csv-read``)
+SPLIT_CSV = True
+
+
+def read_raw(
+    spark: Any, path: Path, stream_schema: dict[str, Any], scanned: Scanned | None = None,
+) -> tuple[Any, int]:
+    """One raw file as text columns (``quarantine_columns``) + ``_line`` + ``_raw``; rows read.
+
+    ``scanned`` is the landing scan of the file (``path`` may be its copy without
+    over-long lines): a CSV file none of whose lines holds an odd number of quotes has
+    no record spanning lines, and when its lines all end alike (``\n`` or ``\r\n``) it is
+    read line by line in splits (every core), not as one multi-line stream (one
+    task). The multi-line reader takes the first terminator it meets for all (a lone
+    ``\r`` after a ``\r\n`` is then no line break), so mixed endings are read whole;
+    and the line reader drops every line with no byte above a space, where the
+    multi-line reader reads a line of tabs or NULs as a record, so such a file is read
+    whole too.
+    """
     from pyspark.sql import functions as F
 
     columns = quarantine_columns(stream_schema)
@@ -449,12 +507,21 @@ def read_raw(spark: Any, path: Path, stream_schema: dict[str, Any]) -> tuple[Any
         for i in range(1, len(header)):
             blank &= F.col(f"c{i}").isNull()
         # rows read: every record but the header (the first) and the blank ones, as ``data`` below
+        split = (SPLIT_CSV and scanned is not None and not scanned.odd_quotes and not scanned.control_blank
+                 and len(scanned.terminators) <= 1 and "\r" not in scanned.terminators)
         records, records_n, rows = _numbered(
-            spark.read.options(multiLine=True, header=False, escape='"', quote='"', mode="PERMISSIVE")
+            spark.read.options(multiLine=not split, header=False, escape='"', quote='"', mode="PERMISSIVE")
             .schema(ddl).csv(str(path)),
             blank, header=True,
         )
-        starts = _record_lines(path, records_n)
+        if split:
+            starts = _split_record_lines(scanned)
+            if records_n != (len(starts) if starts is not None else scanned.lines):
+                log.warning("%s: %d records read line by line where the scan expects %d; read again whole",
+                            path.name, records_n, len(starts) if starts is not None else scanned.lines)
+                return read_raw(spark, path, stream_schema)
+        else:
+            starts = _record_lines(path, records_n)
         if starts is not None:
             # records and lines differ (quoted line breaks, blank lines): number each record
             # by the physical line it starts on, as the landing scan numbers lines
@@ -503,6 +570,17 @@ def _record_lines(path: Path, records: int) -> list[int] | None:
     finally:
         csv.field_size_limit(limit)
     return starts
+
+
+def _split_record_lines(scanned: Scanned) -> list[int] | None:
+    """The physical line each record of a CSV file read line by line starts on, or None when
+    that is every line. Spark's line-by-line CSV reader drops the lines that are blank (no
+    byte above a space, as Java's ``trim``), and the copy read without over-long lines holds
+    a single space in their place."""
+    dropped = set(scanned.blank_lines).union(line for line, _, _ in scanned.long_lines)
+    if not dropped:
+        return None
+    return [line for line in range(1, scanned.lines + 1) if line not in dropped]
 
 
 def _csv_header(path: Path) -> list[str]:
@@ -983,7 +1061,7 @@ def _ingest_prepared(
     for item in todo:
         try:
             item.read_path, note = _prepare(item, work)
-            raw, n = read_raw(spark, item.read_path, stream_schema)
+            raw, n = read_raw(spark, item.read_path, stream_schema, item.scanned)
         except FileRefused as err:
             refusals.append((item.name, item.checksum, str(err)))
             continue

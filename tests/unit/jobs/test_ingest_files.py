@@ -60,11 +60,14 @@ TERMINATOR = re.compile(rb"\r\n|\r|\n")  # how Spark's text reader (Hadoop's Lin
 
 
 @given(
-    data=st.lists(st.sampled_from([b"a", b"bb", b"{}", b" ", b"\r", b"\n", b"\r\n", b"\xff"]), max_size=60).map(b"".join)
+    data=st.lists(st.sampled_from([b"a", b"bb", b"{}", b" ", b"\t", b"\x00", b'"', b"\r", b"\n", b"\r\n", b"\xff"]),
+                  max_size=60).map(b"".join)
     | st.binary(max_size=200),
     limit=st.integers(min_value=0, max_value=6),
 )
 def test_scan_file_finds_exactly_the_lines_over_the_limit(tmp_path_factory, data, limit) -> None:
+    """... and the lines Spark's line-by-line CSV reader drops (no byte above a space, Java's
+    ``trim``), and whether any line holds an odd number of quotes (a record may span lines)."""
     path = tmp_path_factory.mktemp("scan") / "f.jsonl"
     path.write_bytes(data)
     scanned = scan_file(path, line_limit=limit)
@@ -79,6 +82,11 @@ def test_scan_file_finds_exactly_the_lines_over_the_limit(tmp_path_factory, data
         lines.append((pos, data[pos:]))
     want = [(n, offset, len(line)) for n, (offset, line) in enumerate(lines, start=1) if len(line) > limit]
     assert scanned.long_lines == want
+    assert scanned.lines == len(lines)
+    assert scanned.blank_lines == [n for n, (_, line) in enumerate(lines, start=1) if not any(b > 32 for b in line)]
+    assert scanned.odd_quotes == any(line.count(b'"') % 2 for _, line in lines)
+    assert scanned.terminators == {m.group().decode() for m in ends}
+    assert scanned.control_blank == any(not any(b > 32 for b in line) and line.strip(b" ") for _, line in lines)
     # the copy Spark reads keeps every other line, at the same line number; long ones are blank
     copy = path.with_name("copy.jsonl")
     _copy_without(path, copy, [(o, n) for _, o, n in scanned.long_lines])
@@ -93,6 +101,19 @@ def test_a_crlf_split_across_read_chunks_is_one_terminator(tmp_path: Path) -> No
     scanned = scan_file(path, line_limit=10)
     assert scanned.newlines == 2
     assert scanned.long_lines == [(1, 0, (1 << 22) - 1)]
+
+
+@pytest.mark.parametrize(("head", "tail", "blank", "odd"), [
+    (b'"' + b" " * ((1 << 22) - 2), b'"\n', [], False),  # a line's two quotes in two read chunks
+    (b'"' + b" " * ((1 << 22) - 2), b"\n", [], True),
+    (b" " * ((1 << 22) + 5), b"\n", [1], False),  # a blank line longer than a chunk
+    (b" " * ((1 << 22) - 1), b"x\n", [], False),  # its one visible byte in the next chunk
+])
+def test_quotes_and_blank_lines_are_counted_across_read_chunks(tmp_path: Path, head, tail, blank, odd) -> None:
+    path = tmp_path / "f.csv"
+    path.write_bytes(head + tail + b"a\n")
+    scanned = scan_file(path, line_limit=1 << 23)
+    assert (scanned.lines, scanned.blank_lines, scanned.odd_quotes) == (2, blank, odd)
 
 
 def test_nanosecond_parquet_is_converted_and_lost_precision_is_said(tmp_path: Path) -> None:
