@@ -259,6 +259,11 @@ class Scanned:
     terminators: frozenset[str] = frozenset()  # the kinds of line terminator seen: "\n", "\r\n", "\r"
     control_blank: bool = False  # a blank line holds a byte below a space (a tab, NUL, ...), not only spaces
 
+    @property
+    def splittable(self) -> bool:
+        """Whether a CSV file so scanned reads the same line by line as whole (``read_raw``)."""
+        return not (self.odd_quotes or self.control_blank or len(self.terminators) > 1 or "\r" in self.terminators)
+
 
 def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
     """SHA-256, line terminators and lines longer than ``line_limit`` bytes of a regular file (never through a link)."""
@@ -507,8 +512,7 @@ def read_raw(
         for i in range(1, len(header)):
             blank &= F.col(f"c{i}").isNull()
         # rows read: every record but the header (the first) and the blank ones, as ``data`` below
-        split = (SPLIT_CSV and scanned is not None and not scanned.odd_quotes and not scanned.control_blank
-                 and len(scanned.terminators) <= 1 and "\r" not in scanned.terminators)
+        split = SPLIT_CSV and scanned is not None and scanned.splittable
         records, records_n, rows = _numbered(
             spark.read.options(multiLine=not split, header=False, escape='"', quote='"', mode="PERMISSIVE")
             .schema(ddl).csv(str(path)),
