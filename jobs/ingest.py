@@ -277,7 +277,7 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
     digest = hashlib.sha256()
     newlines, run, offset, long_lines = 0, 0, 0, []
     blank_lines: list[int] = []
-    # of the line not yet terminated: its '"' bytes and its bytes above a space
+    # of the line not yet terminated: its '"' bytes, its bytes above a space and its control bytes
     run_quotes, run_visible, run_control, odd_quotes, control_blank = 0, 0, 0, False, False
     terminators: set[str] = set()
 
@@ -473,13 +473,13 @@ def read_raw(
 
     ``scanned`` is the landing scan of the file (``path`` may be its copy without
     over-long lines): a CSV file none of whose lines holds an odd number of quotes has
-    no record spanning lines, and when its lines all end alike (``\n`` or ``\r\n``) it is
+    no record spanning lines, and when its lines all end alike (LF or CR LF) it is
     read line by line in splits (every core), not as one multi-line stream (one
-    task). The multi-line reader takes the first terminator it meets for all (a lone
-    ``\r`` after a ``\r\n`` is then no line break), so mixed endings are read whole;
-    and the line reader drops every line with no byte above a space, where the
-    multi-line reader reads a line of tabs or NULs as a record, so such a file is read
-    whole too.
+    task). The multi-line reader takes the first line ending it meets for all (a lone
+    CR after a CR LF is then no line break), so mixed endings are read whole; and
+    the line reader drops every line with no byte above a space, where the
+    multi-line reader reads a line of tabs or NULs as a record, so such a file is
+    read whole too (``Scanned.splittable``).
     """
     from pyspark.sql import functions as F
 
