@@ -106,9 +106,9 @@ def committed(lake: Path) -> tuple[str, str]:
         rows = table.drop_columns([c for c in drop if c in table.column_names]).sort_by([(c, "ascending") for c in order])
         return f"{rows.num_rows} rows, " + hashlib.sha256(str(rows.to_pydict()).encode()).hexdigest()[:16]
 
-    lakes = Lake(lake)
-    return (digest(lakes.read_arrow("bronze/rides"), ["seq"]),
-            digest(lakes.read_arrow("quarantine/rides"), ["source_file", "source_line"], drop=("ingested_at",)))
+    stored = Lake(lake)
+    return (digest(stored.read_arrow("bronze/rides"), ["seq"]),
+            digest(stored.read_arrow("quarantine/rides"), ["source_file", "source_line"], drop=("ingested_at",)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -277,60 +277,51 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
     digest = hashlib.sha256()
     newlines, run, offset, long_lines = 0, 0, 0, []
     blank_lines: list[int] = []
-    # of the line not yet terminated: its '"' bytes, its bytes above a space and its control bytes
-    run_quotes, run_visible, run_control, odd_quotes, control_blank = 0, 0, 0, False, False
     terminators: set[str] = set()
+    odd_quotes = control_blank = False
+    # per line, counted from cumulative sums: its '"' bytes, its bytes above a space, its control
+    # bytes (below a space, not a line ending); ``pending`` holds the unterminated line's
+    pending = np.zeros(3, np.int64)
 
     def lines_of(buf: bytes) -> None:
-        nonlocal newlines, run, offset, run_quotes, run_visible, run_control, odd_quotes, control_blank
+        nonlocal newlines, run, offset, pending, odd_quotes, control_blank
         data = np.frombuffer(buf, np.uint8)
-        quotes = np.cumsum(data == 34)
-        visible = np.cumsum(data > 32)
-        control = np.cumsum((data < 32) & (data != 10) & (data != 13))
         lf = data == 10
         if b"\r" in buf:
             cr = data == 13
             lf_next = np.zeros_like(lf)
             lf_next[:-1] = lf[1:]
             ends = np.flatnonzero(lf | (cr & ~lf_next))  # the terminator's last byte
-            if len(ends):
-                at_lf = lf[ends]
-                crlf = at_lf & (ends > 0) & cr[np.maximum(ends - 1, 0)]
-                for kind, seen in (("\r\n", crlf), ("\n", at_lf & ~crlf), ("\r", ~at_lf)):
-                    if seen.any():
-                        terminators.add(kind)
+            at_lf = lf[ends]
+            crlf = at_lf & (ends > 0) & cr[np.maximum(ends - 1, 0)]
         else:
+            cr = np.zeros_like(lf)
             ends = np.flatnonzero(lf)
-            if len(ends):
-                terminators.add("\n")
-        if len(ends):
-            lengths = np.diff(ends, prepend=-1) - 1
-            lengths[0] += run
-            widths = lengths
-            if b"\r" in buf:
-                widths = lengths - (cr[ends - 1] & lf[ends] & (ends > 0))  # without the \r of \r\n
-            for i in np.flatnonzero(widths > line_limit):
-                start = offset + int(ends[i]) - int(lengths[i])
-                long_lines.append((newlines + int(i) + 1, start, int(widths[i])))
-            per_line = np.diff(quotes[ends], prepend=0)
-            per_line[0] += run_quotes
-            odd_quotes = odd_quotes or bool((per_line & 1).any())
-            shown = np.diff(visible[ends], prepend=0)
-            shown[0] += run_visible
-            blank_lines.extend((newlines + np.flatnonzero(shown == 0) + 1).tolist())
-            controls = np.diff(control[ends], prepend=0)
-            controls[0] += run_control
-            control_blank = control_blank or bool(((shown == 0) & (controls > 0)).any())
-            run_quotes = int(quotes[-1] - quotes[ends[-1]])
-            run_visible = int(visible[-1] - visible[ends[-1]])
-            run_control = int(control[-1] - control[ends[-1]])
-            newlines += len(ends)
-            run = len(buf) - int(ends[-1]) - 1
-        else:
+            at_lf, crlf = np.ones(len(ends), bool), np.zeros(len(ends), bool)
+        counts = np.cumsum(np.stack([data == 34, data > 32, (data < 32) & ~lf & ~cr]), axis=1, dtype=np.int32)
+        if not len(ends):
             run += len(buf)
-            run_quotes += int(quotes[-1])
-            run_visible += int(visible[-1])
-            run_control += int(control[-1])
+            offset += len(buf)
+            pending += counts[:, -1]
+            return
+        for kind, seen in (("\r\n", crlf), ("\n", at_lf & ~crlf), ("\r", ~at_lf)):
+            if seen.any():
+                terminators.add(kind)
+        lengths = np.diff(ends, prepend=-1) - 1
+        lengths[0] += run
+        widths = lengths - crlf  # without the \r of \r\n
+        for i in np.flatnonzero(widths > line_limit):
+            start = offset + int(ends[i]) - int(lengths[i])
+            long_lines.append((newlines + int(i) + 1, start, int(widths[i])))
+        per_line = np.diff(counts[:, ends], axis=1, prepend=0).astype(np.int64)
+        per_line[:, 0] += pending
+        quotes, shown, controls = per_line
+        odd_quotes = odd_quotes or bool((quotes & 1).any())
+        blank_lines.extend((newlines + np.flatnonzero(shown == 0) + 1).tolist())
+        control_blank = control_blank or bool(((shown == 0) & (controls > 0)).any())
+        pending = (counts[:, -1] - counts[:, ends[-1]]).astype(np.int64)
+        newlines += len(ends)
+        run = len(buf) - int(ends[-1]) - 1
         offset += len(buf)
 
     with os.fdopen(fd, "rb") as fh:
@@ -349,11 +340,12 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
                 break
     if run > line_limit:
         long_lines.append((newlines + 1, offset - run, run))
-    if run and run_visible == 0:
+    quotes, shown, controls = (int(n) for n in pending)
+    if run and shown == 0:
         blank_lines.append(newlines + 1)
-        control_blank = control_blank or run_control > 0
+        control_blank = control_blank or controls > 0
     return Scanned(digest.hexdigest(), newlines, long_lines, lines=newlines + (1 if run else 0),
-                   blank_lines=blank_lines, odd_quotes=odd_quotes or bool(run_quotes & 1),
+                   blank_lines=blank_lines, odd_quotes=odd_quotes or bool(quotes & 1),
                    terminators=frozenset(terminators), control_blank=control_blank)
 
 

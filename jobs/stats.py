@@ -590,7 +590,8 @@ def _spark_bursts(base: Any, bursts: list[BurstSpec]) -> list[dict[str, tuple[in
     if not bursts:
         return []
     keys = list(dict.fromkeys(k for b in bursts for k in b.partition_by))
-    key_types = dict(base.select(*[F.col(f"`{k}`") for k in keys]).dtypes) if keys else {}
+    key_cols = [f"_k{j}" for j in range(len(keys))]
+    key_types = dict(base.dtypes)
     stacked = []
     for i, b in enumerate(bursts):
         frame = base.where(F.col("type").isin(list(b.types)))
@@ -598,15 +599,15 @@ def _spark_bursts(base: Any, bursts: list[BurstSpec]) -> list[dict[str, tuple[in
             frame = frame.where(F.col(f"`{k}`").isNotNull())
         stacked.append(frame.select(
             F.lit(i).alias("_spec"), "type", "ts", "seq",
-            *[(F.col(f"`{k}`") if k in b.partition_by else F.lit(None).cast(key_types[k])).alias(f"_k{j}")
-              for j, k in enumerate(keys)],
+            *[(F.col(f"`{k}`") if k in b.partition_by else F.lit(None).cast(key_types[k])).alias(c)
+              for k, c in zip(keys, key_cols, strict=True)],
         ))
     frame = reduce(lambda a, b: a.unionByName(b), stacked)
-    order = Window.partitionBy("_spec", *[f"_k{j}" for j in range(len(keys))]).orderBy("ts", "seq")
+    order = Window.partitionBy("_spec", *key_cols).orderBy("ts", "seq")
     prev = F.lag("type").over(order)
     frame = frame.withColumn("_new", F.when(prev.isNull() | (prev != F.col("type")), 1).otherwise(0))
     frame = frame.withColumn("_run", F.sum("_new").over(order.rowsBetween(Window.unboundedPreceding, 0)))
-    runs = frame.groupBy("_spec", *[f"_k{j}" for j in range(len(keys))], "_run", "type").count()
+    runs = frame.groupBy("_spec", *key_cols, "_run", "type").count()
     per_type = runs.groupBy("_spec", "type").agg(
         F.count("*").alias("runs"), F.sum("count").alias("events"), F.max("count").alias("most"))
     out: list[dict[str, tuple[int, int, int]]] = [{} for _ in bursts]
