@@ -21,17 +21,23 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/trendlake demo
 
-# both tiers on both cores (pytest-xdist); the integration tier by file (xdist groups set in
-# tests/integration/conftest.py: a file, or the files sharing the sample lake), so that a file's
-# tests share their worker's SparkSession and the sample lake is built once. The class-data
-# archive of Spark's driver classes (tests/integration/jvm_archive.py; cached) is written
-# beside the fast tier, which starts no JVM; the integration tier runs when both are done.
+# both tiers at once on both cores: the fast tier in the background on one pytest-xdist worker
+# (its output in $(FAST_LOG), printed when it ends), and, once the class-data archive of Spark's
+# driver classes is written (tests/integration/jvm_archive.py; cached), the integration tier on
+# two workers by file (xdist groups set in tests/integration/conftest.py: a file, or the files
+# sharing the sample lake), so that a file's tests share their worker's SparkSession and the
+# sample lake is built once. The fast tier fills the cores the archive and the integration
+# tier leave idle; the status is the first failing tier's.
+FAST_LOG ?= .fast-tier.log
 test: $(STAMP)
-	$(BIN)/python -m tests.integration.jvm_archive & archive=$$!; \
-	$(BIN)/python -m pytest -q -n 2 tests/unit; fast=$$?; \
-	wait $$archive; \
+	@echo "fast tier (tests/unit) running beside the integration tier; its output follows it"
+	$(BIN)/python -m pytest -q -n 1 -o cache_dir=.pytest_cache/fast-tier tests/unit > $(FAST_LOG) 2>&1 & fast=$$!; \
+	$(BIN)/python -m tests.integration.jvm_archive; \
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests/integration; integration=$$?; \
+	wait $$fast; fast=$$?; \
+	echo "---- fast tier (tests/unit)"; cat $(FAST_LOG); \
 	test $$fast -eq 0 || exit $$fast; \
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests/integration
+	exit $$integration
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests/unit
