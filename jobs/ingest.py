@@ -1120,7 +1120,8 @@ def _ingest_prepared(
             "source_file",
             "source_checksum",
         )
-        validate_bronze(bronze, suite_for_stream(stream_schema))
+        bronze_rows = sum(per_file[item.checksum][0] for item in ready if item.checksum not in in_bronze)
+        validate_bronze(bronze, suite_for_stream(stream_schema), rows=bronze_rows)
         bad_rows = checked.where(F.col("_reason").isNotNull() & ~F.col("source_checksum").isin(list(in_quarantine)))
         quarantine = bad_rows.select(
             F.col("_reason").alias("reason"), "source_file", F.col("_line").alias("source_line"),

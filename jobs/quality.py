@@ -4,13 +4,19 @@
 from the stream schema at run time, so a stream's suite can never disagree
 with its schema; ``write_suite`` exports it for a user who wants to review or
 extend it (``python -m trendlake.jobs.quality STREAM... --out DIR``).
-``validate_bronze(df, suite)`` runs it on a Spark DataFrame with an ephemeral
-context and raises ``SuiteFailed`` naming every failed expectation.
+``validate_bronze(df, suite, rows)`` runs it on a batch (a Spark DataFrame) with an
+ephemeral context and raises ``SuiteFailed`` naming every failed expectation. A
+batch of at most ``pandas_rows()`` rows (``TRENDLAKE_SUITE_PANDAS_ROWS``, default
+100,000) is validated on GE's pandas engine from its suite columns collected
+through Arrow (one Spark job), a larger one on GE's Spark engine (about seven
+Spark jobs for the bronze suite): the same expectations with the same results,
+integers kept exact (nullable pandas integers, never floats).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +26,19 @@ from trendlake.jobs.errors import JobError
 
 class SuiteFailed(JobError):
     """The good rows of an ingest broke the stream's expectation suite; nothing was committed."""
+
+
+PANDAS_ROWS = 100_000  # default of ``TRENDLAKE_SUITE_PANDAS_ROWS``
+
+
+def pandas_rows() -> int:
+    """Batches of at most this many rows are validated on GE's pandas engine
+    (``TRENDLAKE_SUITE_PANDAS_ROWS``; 0 validates every batch on Spark)."""
+    value = os.environ.get("TRENDLAKE_SUITE_PANDAS_ROWS", "").strip()
+    try:
+        return int(value) if value else PANDAS_ROWS
+    except ValueError:
+        raise JobError(f"TRENDLAKE_SUITE_PANDAS_ROWS must be a whole number of rows, not {value!r}") from None
 
 
 def suite_for_stream(stream_schema: dict[str, Any]) -> dict[str, Any]:
@@ -147,8 +166,34 @@ def _is_pandas(df: Any) -> bool:
     return pandas is not None and isinstance(df, pandas.DataFrame)
 
 
-def validate_bronze(df: Any, suite: dict[str, Any]) -> dict[str, Any]:
-    """Run ``suite`` on a Spark DataFrame; a summary, or ``SuiteFailed`` when it does not pass."""
+def suite_columns(suite: dict[str, Any]) -> list[str]:
+    """The columns ``suite``'s expectations read, in the suite's order."""
+    names: list[str] = []
+    for e in suite["expectations"]:
+        kwargs = e["kwargs"]
+        names.extend([kwargs["column"]] if "column" in kwargs else kwargs.get("column_list", []))
+    return list(dict.fromkeys(names))
+
+
+def arrow_to_pandas(table: Any) -> Any:
+    """An Arrow table as the pandas DataFrame GE's pandas engine validates: integers and
+    booleans as pandas' nullable types (a NULL stays missing and a 64-bit integer stays
+    exact: plain pandas would make a column with NULLs float, where 2**62 + 1 equals 2**62),
+    strings as objects, times as their own unit."""
+    import pandas as pd
+    import pyarrow as pa
+
+    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+                pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    return table.to_pandas(types_mapper=nullable.get)
+
+
+def validate_bronze(df: Any, suite: dict[str, Any], rows: int | None = None) -> dict[str, Any]:
+    """Run ``suite`` on a Spark DataFrame of ``rows`` rows (when known); a summary, or
+    ``SuiteFailed`` when it does not pass. With at most ``pandas_rows()`` rows, the suite's
+    columns are collected through Arrow and validated on GE's pandas engine."""
+    if rows is not None and rows <= pandas_rows():
+        df = arrow_to_pandas(df.select(*[f"`{c}`" for c in suite_columns(suite)]).toArrow())
     summary, failed = run_suite(df, suite)
     if failed:
         raise SuiteFailed(f"expectation suite {suite['name']} failed: " + "; ".join(failed))
