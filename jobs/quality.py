@@ -33,7 +33,7 @@ PANDAS_ROWS = 100_000  # default of ``TRENDLAKE_SUITE_PANDAS_ROWS``
 
 def pandas_rows() -> int:
     """Batches of at most this many rows are validated on GE's pandas engine
-    (``TRENDLAKE_SUITE_PANDAS_ROWS``; 0 validates every batch on Spark)."""
+    (``TRENDLAKE_SUITE_PANDAS_ROWS``; 0 or less validates every batch on Spark)."""
     value = os.environ.get("TRENDLAKE_SUITE_PANDAS_ROWS", "").strip()
     try:
         return int(value) if value else PANDAS_ROWS
