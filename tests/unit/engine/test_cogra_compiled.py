@@ -113,8 +113,8 @@ def long_grouped_cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, 
                     "y": int(rng.integers(0, 4)),
                 }
             )
-    if draw(once.integers(0, 3)) == 0:
-        # a flood: one group's long run of a Kleene variable's type (any type where the query
+    if draw(once.booleans()):
+        # half the cases (one in four drew as few as 3 overflowing cases of 150, the floor): a flood: one group's long run of a Kleene variable's type (any type where the query
         # has none) inside a 400-second window, then one event of every type, so that counts
         # pass the cap
         spec["window"] = {"within_us": 400 * SECOND, "slide_us": draw(once.sampled_from((400, 200, 150))) * SECOND}
@@ -156,8 +156,10 @@ def check_all(case: tuple[dict[str, Any], list[dict[str, Any]]]) -> None:
 def test_compiled_kernel_equals_python_kernel() -> None:
     STATS.clear()
     check_all()
+    # with a flood in one case of four, 20 runs drew 3-29 overflowing cases (3 is the floor) and
+    # 50-85 eligible ones (45 was); a flood in half the cases and an eligible floor of 25% leave room
     assert_distribution(STATS, "compiled vs Python count kernel", cases=150,
-                        shares={"eligible": 0.3, "with a result": 0.5, "overflow": 0.02})
+                        shares={"eligible": 0.25, "with a result": 0.5, "overflow": 0.02})
     assert STATS["compiled"] == STATS["eligible"], STATS
 
 
