@@ -31,10 +31,10 @@ demo: $(STAMP)
 FAST_LOG ?= .fast-tier.log
 test: $(STAMP)
 	@echo "fast tier (tests/unit) running beside the integration tier; its output follows it"
-	$(BIN)/python -m pytest -q -n 1 -o cache_dir=.pytest_cache/fast-tier tests/unit > $(FAST_LOG) 2>&1 & fast=$$!; \
+	$(BIN)/python -m pytest -q -n 1 -o cache_dir=.pytest_cache/fast-tier tests/unit > $(FAST_LOG) 2>&1 & fast_pid=$$!; \
 	$(BIN)/python -m tests.integration.jvm_archive; \
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests/integration; integration=$$?; \
-	wait $$fast; fast=$$?; \
+	wait $$fast_pid; fast=$$?; \
 	echo "---- fast tier (tests/unit)"; cat $(FAST_LOG); \
 	test $$fast -eq 0 || exit $$fast; \
 	exit $$integration

@@ -66,18 +66,17 @@ def _checked_frame(rows: Any, query: dict[str, Any]) -> Any:
     derived columns the suite refers to: ``window_seconds`` (exact: the difference of the
     integer microseconds) and, per count, ``_<count>_or_overflow`` (1 where the count is
     not NULL or ``overflowed`` names it, else NULL). Counts become floats: the suite only
-    asks whether they are at least 1, and a decimal(38,0) count has no pandas integer type."""
+    asks whether they are at least 1, and a decimal(38,0) count has no pandas integer type.
+    The other columns are converted as the bronze suite's are (``quality.arrow_to_pandas``)."""
     import numpy as np
-    import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
+    from trendlake.jobs.quality import arrow_to_pandas
 
     def micros(name: str) -> Any:
         return pc.cast(rows.column(name), pa.int64()).to_numpy(zero_copy_only=False)
 
-    data: dict[str, Any] = {
-        c: rows.column(c).to_pandas() for c in dict.fromkeys([*query["group_by"], "window_start", "window_end", "plan_id"])
-    }
+    data = arrow_to_pandas(rows.select(list(dict.fromkeys([*query["group_by"], "window_start", "window_end", "plan_id"]))))
     data["window_seconds"] = (micros("window_end") - micros("window_start")) / 1_000_000
     overflowed = rows.column("overflowed").combine_chunks() if rows.num_rows else None
     for agg in query["aggregates"]:
@@ -92,7 +91,7 @@ def _checked_frame(rows: Any, query: dict[str, Any]) -> Any:
             listed[pc.list_parent_indices(overflowed).to_numpy()[named]] = True
         present = pc.is_valid(count).to_numpy(zero_copy_only=False)
         data[f"_{name}_or_overflow"] = np.where(present | listed, 1.0, np.nan)
-    return pd.DataFrame(data)
+    return data
 
 
 def run_suite(df: Any, suite: dict[str, Any]) -> dict[str, Any]:

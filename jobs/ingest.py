@@ -512,9 +512,10 @@ def read_raw(
         )
         if split:
             starts = _split_record_lines(scanned)
-            if records_n != (len(starts) if starts is not None else scanned.lines):
+            expected = len(starts) if starts is not None else scanned.lines
+            if records_n != expected:
                 log.warning("%s: %d records read line by line where the scan expects %d; read again whole",
-                            path.name, records_n, len(starts) if starts is not None else scanned.lines)
+                            path.name, records_n, expected)
                 return read_raw(spark, path, stream_schema)
         else:
             starts = _record_lines(path, records_n)

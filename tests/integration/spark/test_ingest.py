@@ -19,10 +19,23 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory, spark, rides) -> dict:
+    from trendlake.jobs import quality
+
     root = tmp_path_factory.mktemp("ingest")
     landing = write_landing(root / "landing")
-    report = ingest(root / "lake", rides, landing, spark=spark)
-    return {"root": root, "lake": lakelib.Lake(root / "lake"), "landing": landing, "report": report}
+    suite_frames: list[str] = []  # the kind of frame each bronze validation ran on
+    run_suite = quality.run_suite
+
+    def recorded(df, suite):
+        suite_frames.append(type(df).__module__)
+        return run_suite(df, suite)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("TRENDLAKE_SUITE_PANDAS_ROWS", raising=False)
+        patch.setattr(quality, "run_suite", recorded)
+        report = ingest(root / "lake", rides, landing, spark=spark)
+    return {"root": root, "lake": lakelib.Lake(root / "lake"), "landing": landing, "report": report,
+            "suite_frames": suite_frames}
 
 
 def test_every_row_is_in_bronze_or_quarantine_with_its_reason(ingested) -> None:
@@ -85,6 +98,11 @@ def test_bronze_passes_its_suite_and_bad_bronze_fails_it(ingested, spark, rides,
     assert "expect_column_values_to_be_in_set(type): 1 unexpected" in text
     assert "expect_column_values_to_be_between(driver): 1 unexpected" in text
     assert "expect_column_values_to_be_unique(seq)" in text
+
+
+def test_a_small_batch_is_validated_on_pandas(ingested) -> None:
+    """The ingest's own batch (16 good rows, under the default limit) reached GE as pandas."""
+    assert ingested["suite_frames"] == ["pandas.core.frame"]
 
 
 def test_both_engines_judge_a_batch_alike_at_the_edges(spark, monkeypatch) -> None:
