@@ -39,8 +39,11 @@ test: $(STAMP)
 	test $$fast -eq 0 || exit $$fast; \
 	exit $$integration
 
+# --dist worksteal: a worker that runs out of tests takes queued ones from the other, so the
+# longest properties do not leave one core idle at the end (38 idle CPU-seconds of 240 with
+# xdist's default --dist load)
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 tests/unit
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal tests/unit
 
 # mutation score of engine/ and optimizer/analysis.py (not part of `make test`; see docs/testing.md)
 SAMPLE ?= 5
