@@ -129,8 +129,8 @@ def test_both_engines_judge_a_batch_alike_at_the_edges(spark, monkeypatch) -> No
     def exp(kind: str, **kwargs: object) -> dict:
         return {"type": kind, "kwargs": kwargs, "meta": {}}
 
-    def failures(frame, suite: dict, limit: str) -> list[str]:
-        monkeypatch.setenv("TRENDLAKE_SUITE_PANDAS_ROWS", limit)
+    def failures(frame, suite: dict, pandas_rows: str) -> list[str]:
+        monkeypatch.setenv("TRENDLAKE_SUITE_PANDAS_ROWS", pandas_rows)
         with pytest.raises(SuiteFailed) as err:
             validate_bronze(frame, suite, rows=frame.count())
         return sorted(str(err.value).split(": ", 1)[1].split("; "))

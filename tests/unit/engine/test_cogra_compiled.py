@@ -114,9 +114,9 @@ def long_grouped_cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, 
                 }
             )
     if draw(once.booleans()):
-        # half the cases (one in four drew as few as 3 overflowing cases of 150, the floor): a flood: one group's long run of a Kleene variable's type (any type where the query
-        # has none) inside a 400-second window, then one event of every type, so that counts
-        # pass the cap
+        # in half the cases, a flood: one group's long run of a Kleene variable's type (any type
+        # where the query has none) inside a 400-second window, then one event of every type, so
+        # that counts pass the cap (see the floors in test_compiled_kernel_equals_python_kernel)
         spec["window"] = {"within_us": 400 * SECOND, "slide_us": draw(once.sampled_from((400, 200, 150))) * SECOND}
         names = {v["name"]: v["type"] for v in spec["variables"] if not v["negated"]}
         looped = sorted({names[t["from"]] for t in spec["template"]["transitions"] if t["from"] == t["to"]})
