@@ -51,6 +51,8 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, float) or isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):  # a NaN made by arithmetic is a value
+            return math.isnan(a) and math.isnan(b)
         return math.isclose(a, b, rel_tol=1e-12) or (math.isinf(a) and a == b)
     return a == b
 
