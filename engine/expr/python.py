@@ -67,6 +67,9 @@ def _arith(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 
 def _compare(fn: Callable[[Any, Any], bool], equality: bool) -> Callable[[Any, Any], bool]:
     def apply(a: Any, b: Any) -> bool:
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float) or (ta is str and tb is str):
+            return fn(a, b)  # the common case: two numbers or two texts
         if a is None or b is None:
             return False
         ka = _kind(a)
