@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -291,7 +292,7 @@ def run_eval(args: argparse.Namespace) -> int:
         return _fail(str(err))
     if args.format == "json":
         for row in rows:
-            print(json.dumps(json_row(row)))
+            print(json_line(row))
     else:
         print_table(rows, loaded)
     print(
@@ -367,15 +368,26 @@ def evaluate_table(
 
 
 def json_value(value: Any) -> Any:
+    """A result value as valid JSON: OVERFLOW, infinities and NaN as the strings
+    ``"OVERFLOW"``, ``"Infinity"``, ``"-Infinity"`` and ``"NaN"`` (JSON has no literal for
+    them), ``-0.0`` as ``0.0`` (the two compare equal; one output form). Other values as
+    they are: integers exact at any size, finite floats as Python's shortest repr."""
     from trendlake.engine import OVERFLOW
 
     if value is OVERFLOW:
         return "OVERFLOW"
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value in (math.inf, -math.inf):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value == 0.0:
+            return 0.0
     return value
 
 
 def json_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A result row for output: ISO-8601 UTC window bounds, OVERFLOW as a string."""
+    """A result row for output: ISO-8601 UTC window bounds, other values by ``json_value``."""
     from trendlake.engine import format_ts
 
     out = {}
@@ -385,6 +397,11 @@ def json_row(row: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = json_value(value)
     return out
+
+
+def json_line(row: dict[str, Any]) -> str:
+    """One output line of ``--format json``: strict JSON (``allow_nan=False``)."""
+    return json.dumps(json_row(row), allow_nan=False)
 
 
 def print_table(rows: list[dict[str, Any]], plan: Any) -> None:
@@ -403,6 +420,7 @@ def print_table(rows: list[dict[str, Any]], plan: Any) -> None:
 
 
 def _cell(value: Any) -> str:
+    """A table cell of a ``json_row`` value: the same words for OVERFLOW, infinities and NaN."""
     if value is None:
         return "NULL"
     if isinstance(value, float):

@@ -363,7 +363,7 @@ def result_table(
     cols = result_columns(query)
     for row in rows:
         for g in query["group_by"]:
-            columns[g].append(row[g])
+            columns[g].append(_stored(row[g]))
         columns["window_start"].append(_dt(row["window_start"]))
         columns["window_end"].append(_dt(row["window_end"]))
         over = []
@@ -375,7 +375,7 @@ def result_table(
                 v = None
             elif v is not None and pa.types.is_decimal(schema.field(col).type):
                 v = Decimal(int(v))
-            columns[col].append(v)
+            columns[col].append(_stored(v))
         columns["overflowed"].append(over)
         columns["plan_id"].append(plan_id)
         if "replay_run_id" in columns:
@@ -383,6 +383,14 @@ def result_table(
         columns["computed_at"].append(computed_at)
         columns["window_date"].append(_dt(row["window_end"] - 1).date())
     return pa.table(columns, schema=schema)
+
+
+def _stored(value: Any) -> Any:
+    """A value as a result table stores it: ``-0.0`` as ``0.0`` (they compare equal; eval
+    prints ``0.0`` too), infinities and NaN as the double column's own values."""
+    if isinstance(value, float) and value == 0.0:
+        return 0.0
+    return value
 
 
 def _dt(us: int) -> datetime:

@@ -20,6 +20,16 @@ never fail where the engine would not. The rules that guarantee it:
   engine computes with exact integers. ``/`` and ``%`` are not pushed down
   (Python's true division of big integers and its modulo sign rule differ
   from Spark's), nor are literals outside the 64-bit range.
+* A column narrower than the engine's numbers is widened first (``tinyint`` /
+  ``smallint`` / ``int`` to ``bigint``, ``float`` to ``double``; exact): Spark
+  would otherwise add two ``float`` values in single precision.
+* NaN: the engine follows IEEE for a NaN arithmetic makes (``inf - inf``):
+  false in every comparison but ``!=``. Spark orders NaN above every double and
+  makes ``NaN = NaN`` true, so its ``=``, ``<``, ... may keep more events than
+  the engine (harmless), but its ``NaN != NaN`` is false: a float ``!=`` also
+  keeps the event when either side is NaN. (A NaN in the data is missing for
+  the engine: dropping or keeping it is both safe there.) ``-0.0`` and ``0.0``
+  are equal in both.
 * Required attributes (the engine's "a missing value fails the variable") and
   the event type are pushed down as they are: exact in both.
 
@@ -39,6 +49,15 @@ FLOAT_TYPES = ("float", "double")
 STRING_TYPES = ("string", "varchar", "char")
 _INT64 = 2**63
 _EXACT_DOUBLE = 2**53
+
+
+_WIDEN = {"tinyint": "bigint", "smallint": "bigint", "int": "bigint", "float": "double"}
+
+
+def widened(dtypes: list[tuple[str, str]] | dict[str, str]) -> dict[str, str]:
+    """The Spark type each narrower numeric column is cast to before it is used."""
+    items = dtypes.items() if isinstance(dtypes, dict) else dtypes
+    return {name: _WIDEN[t.lower()] for name, t in items if t.lower() in _WIDEN}
 
 
 def column_kinds(dtypes: list[tuple[str, str]] | dict[str, str]) -> dict[str, str]:
@@ -69,8 +88,11 @@ def _literal_kind(value: Any) -> str | None:
     return None
 
 
-def spark_value(expr: dict[str, Any], kinds: dict[str, str]) -> tuple[Any, str] | None:
-    """(Spark Column, kind) of a value expression, or None when it is not safe to push down."""
+def spark_value(
+    expr: dict[str, Any], kinds: dict[str, str], widen: dict[str, str] | None = None
+) -> tuple[Any, str] | None:
+    """(Spark Column, kind) of a value expression, or None when it is not safe to push down.
+    ``widen``: the type a narrower column is cast to first (``widened``)."""
     from pyspark.sql import functions as F
 
     if "lit" in expr:
@@ -79,11 +101,15 @@ def spark_value(expr: dict[str, Any], kinds: dict[str, str]) -> tuple[Any, str] 
             kind = "int-literal"  # exact as a double too
         return None if kind is None else (F.lit(expr["lit"]), kind)
     if "attr" in expr:
-        if expr.get("next") or expr["attr"] not in kinds:
+        name = expr["attr"]
+        if expr.get("next") or name not in kinds:
             return None
-        return F.col(expr["attr"]), kinds[expr["attr"]]
+        column = F.col(name)
+        if widen and name in widen:
+            column = column.cast(widen[name])
+        return column, kinds[name]
     op = expr.get("op")
-    args = [spark_value(a, kinds) for a in expr.get("args", [])]
+    args = [spark_value(a, kinds, widen) for a in expr.get("args", [])]
     if any(a is None for a in args):
         return None
     if op == "neg":
@@ -116,7 +142,7 @@ def _common_kind(a: str, b: str) -> str | None:
     return None
 
 
-def spark_condition(expr: dict[str, Any], kinds: dict[str, str]) -> Any:
+def spark_condition(expr: dict[str, Any], kinds: dict[str, str], widen: dict[str, str] | None = None) -> Any:
     """A Spark condition that holds wherever the engine's predicate holds (it may hold
     more often), or None when the predicate is not pushed down."""
     from pyspark.sql import functions as F
@@ -124,7 +150,7 @@ def spark_condition(expr: dict[str, Any], kinds: dict[str, str]) -> Any:
     op = expr.get("op")
     if op == "in":
         (inner,) = expr["args"]
-        value = spark_value(inner, kinds)
+        value = spark_value(inner, kinds, widen)
         if value is None:
             return None
         col, kind = value
@@ -144,10 +170,16 @@ def spark_condition(expr: dict[str, Any], kinds: dict[str, str]) -> Any:
     }
     if op not in compare:
         return None
-    left, right = (spark_value(a, kinds) for a in expr["args"])
-    if left is None or right is None or _common_kind(left[1], right[1]) is None:
+    left, right = (spark_value(a, kinds, widen) for a in expr["args"])
+    if left is None or right is None:
         return None
-    return F.coalesce(compare[op](left[0], right[0]), F.lit(True))
+    kind = _common_kind(left[1], right[1])
+    if kind is None:
+        return None
+    cond = compare[op](left[0], right[0])
+    if op == "!=" and kind == "float":  # IEEE: NaN != NaN holds; Spark finds NaN = NaN
+        cond = cond | F.isnan(left[0]) | F.isnan(right[0])
+    return F.coalesce(cond, F.lit(True))
 
 
 def pushdown_filter(
@@ -164,6 +196,7 @@ def pushdown_filter(
     from pyspark.sql import functions as F
 
     kinds = column_kinds(dtypes)
+    widen = widened(dtypes)
     columns = set(dtypes) if isinstance(dtypes, dict) else {name for name, _ in dtypes}
     chosen = [q for q in plan_raw["queries"] if queries is None or q["name"] in queries]
     if any(q["semantics"] == "contiguous" for q in chosen):
@@ -180,7 +213,7 @@ def pushdown_filter(
                 cond = cond & F.col(attr).isNotNull()
             for expr in q.get("local_predicates", {}).get(var["name"], []):
                 if attributes(expr) <= columns:
-                    pushed = spark_condition(expr, kinds)
+                    pushed = spark_condition(expr, kinds, widen)
                     if pushed is not None:
                         cond = cond & pushed
             options.append(cond)

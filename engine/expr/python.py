@@ -1,11 +1,23 @@
 """Compile plan expressions (docs/plan-format.md §Expressions) into Python callables.
 
 A local predicate becomes ``f(attrs) -> bool`` over one event's attribute dict;
-an adjacent predicate becomes ``f(attrs, next_attrs) -> bool``. Missing values
-are ``None``: arithmetic on them gives ``None`` and every comparison with them
-is false, as is a comparison between a number and a string. Division or modulo by
-zero and a NaN result (``inf - inf``) are missing too; integers are exact (Python
-ints, no overflow) and ``%`` is floored (the result has the divisor's sign).
+an adjacent predicate becomes ``f(attrs, next_attrs) -> bool``. This evaluator is
+the reference the other backends (``engine.expr.vector``, replay's Spark pushdown)
+are checked against (``tests/fixtures/expr/*.jsonl``):
+
+* Missing values are ``None`` (the engine's NULL rule has already made a NaN, an
+  empty text or a null in the data ``None``): arithmetic on them gives ``None`` and
+  every comparison with them is false, ``!=`` included.
+* Numbers are Python ints (exact at any size, no 64-bit wrap-around) and IEEE
+  doubles; an int and a float compare exactly (``2**63 - 1 < 9.223372036854776e18``);
+  int-with-float arithmetic rounds the int to a double first, as Python does.
+* A NaN made by arithmetic (``inf - inf``) is an IEEE NaN: every comparison with it
+  is false except ``!=``, which is true; ``-0.0 == 0.0``.
+* Division or modulo by zero (either sign), and an int too large for a double in
+  float arithmetic, give ``None``; ``/`` is true division and ``%`` is floored (the
+  result has the divisor's sign).
+* A number never equals a string or a boolean; booleans compare with ``=`` and
+  ``!=`` only and take no arithmetic.
 """
 
 from __future__ import annotations
@@ -17,27 +29,55 @@ from typing import Any
 Attrs = dict[str, Any]
 Value = Callable[[Attrs, Attrs | None], Any]
 
-_NUMBER = (int, float)
+_NUMBER, _TEXT, _BOOL, _OTHER = 1, 2, 3, 0
+
+
+def _kind(value: Any) -> int:
+    """The comparison kind of a value: number, text, boolean (never a number) or other."""
+    t = type(value)
+    if t is int or t is float:
+        return _NUMBER
+    if t is str:
+        return _TEXT
+    if isinstance(value, bool):
+        return _BOOL
+    if isinstance(value, (int, float)):
+        return _NUMBER
+    if isinstance(value, str):
+        return _TEXT
+    return _OTHER
+
+
+def _is_number(value: Any) -> bool:
+    t = type(value)
+    return t is int or t is float or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _arith(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def apply(a: Any, b: Any) -> Any:
-        if not isinstance(a, _NUMBER) or not isinstance(b, _NUMBER):
+        if not _is_number(a) or not _is_number(b):
             return None
         try:
-            out = fn(a, b)
+            return fn(a, b)
         except (ZeroDivisionError, OverflowError):  # x / 0, x % 0; an int too large for a float
             return None
-        return None if out != out else out  # NaN (inf - inf, 0 * inf) is missing
 
     return apply
 
 
-def _compare(fn: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+def _compare(fn: Callable[[Any, Any], bool], equality: bool) -> Callable[[Any, Any], bool]:
     def apply(a: Any, b: Any) -> bool:
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float) or (ta is str and tb is str):
+            return fn(a, b)  # the common case: two numbers or two texts
         if a is None or b is None:
             return False
-        if isinstance(a, _NUMBER) != isinstance(b, _NUMBER):
+        ka = _kind(a)
+        if ka != _kind(b):
+            return False
+        if ka == _BOOL and not equality:
+            return False
+        if ka == _OTHER and type(a) is not type(b):
             return False
         try:
             return bool(fn(a, b))
@@ -59,12 +99,12 @@ ARITHMETIC = {
     "%": _arith(operator.mod),
 }
 COMPARISON = {
-    "=": _compare(operator.eq),
-    "!=": _compare(operator.ne),
-    "<": _compare(operator.lt),
-    "<=": _compare(operator.le),
-    ">": _compare(operator.gt),
-    ">=": _compare(operator.ge),
+    "=": _compare(operator.eq, True),
+    "!=": _compare(operator.ne, True),
+    "<": _compare(operator.lt, False),
+    "<=": _compare(operator.le, False),
+    ">": _compare(operator.gt, False),
+    ">=": _compare(operator.ge, False),
 }
 
 
@@ -82,9 +122,7 @@ def compile_value(expr: dict[str, Any]) -> Value:
     args = [compile_value(a) for a in expr.get("args", [])]
     if op == "neg":
         (inner,) = args
-        return lambda cur, nxt: (
-            -v if isinstance(v := inner(cur, nxt), _NUMBER) else None
-        )
+        return lambda cur, nxt: -v if _is_number(v := inner(cur, nxt)) else None
     if op in ARITHMETIC:
         fn = ARITHMETIC[op]
         left, right = args

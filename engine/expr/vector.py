@@ -1,6 +1,22 @@
 """Plan expressions evaluated vectorized with numpy, with the engine's exact semantics
 (``engine.expr.python``); ``NoVector`` where numpy cannot be exact, so callers fall back
-to the row-by-row evaluator."""
+to the row-by-row evaluator.
+
+What numpy evaluates, and why it is exact there:
+
+* integer columns and literals within ``±2**53`` (an int64 array), float columns
+  (NaN in the data is missing: the validity, never a value);
+* integer arithmetic only on operands strictly within ``±2**31``: every sum,
+  difference and product stays far inside int64 (no wrap-around), and ``/``
+  converts both operands to doubles exactly before one correctly rounded division;
+* a comparison (or ``IN``) between an integer array and a float only while the
+  integers are within ``±2**53``, where the int-to-double conversion numpy makes is
+  exact (a product up to ``2**62`` against a float is left to Python, which
+  compares exactly);
+* float arithmetic is IEEE in both; a NaN it makes stays a NaN value (false in
+  every comparison but ``!=``), as in Python;
+* booleans are not numbers: a boolean column or literal is left to Python.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +43,25 @@ _CMP = {
     ">": np.greater,
     ">=": np.greater_equal,
 }
-_SAFE_INT = 2**31
+_SAFE_INT = 2**31  # integer arithmetic operands strictly inside (-_SAFE_INT, _SAFE_INT)
+_EXACT = 2**53  # integers converted to float64 exactly strictly inside (-_EXACT, _EXACT)
+
+
+def _int_within(values: Any, bound: int) -> bool:
+    """Whether every value of an integer array (or scalar) lies strictly inside ±bound.
+    Compared as Python ints, bound by bound: never ``abs`` of a signed minimum."""
+    arr = np.asarray(values)
+    if not arr.size:
+        return True
+    return -bound < int(arr.min()) and int(arr.max()) < bound
+
+
+def _is_int(values: Any) -> bool:
+    return np.asarray(values).dtype.kind in "iu"
+
+
+def _is_float(values: Any) -> bool:
+    return np.asarray(values).dtype.kind == "f"
 
 
 def local_mask(
@@ -83,10 +117,9 @@ def column(attrs: dict[str, Any], name: str, cache: dict, n: int) -> tuple[np.nd
         arr = col if isinstance(col, np.ndarray) else np.asarray(col, dtype=object)
         kind = arr.dtype.kind
         if kind in "iu":
-            vals = arr.astype(np.int64, copy=False)
-            if len(vals) and max(int(vals.max()), -int(vals.min())) >= 2**53:
+            if not _int_within(arr, _EXACT):  # checked before the cast: a uint64 would wrap
                 raise NoVector
-            out = (vals, True)
+            out = (arr.astype(np.int64, copy=False), True)
         elif kind == "f":
             vals = arr.astype(np.float64, copy=False)
             out = (vals, ~np.isnan(vals))  # NaN (missing) only ever meets a False validity
@@ -95,7 +128,7 @@ def column(attrs: dict[str, Any], name: str, cache: dict, n: int) -> tuple[np.nd
             present = np.fromiter((clean(x) is not None for x in items), dtype=bool, count=n)
             vals_l = [x for x in items if clean(x) is not None]
             if all(type(x) is int for x in vals_l):
-                if vals_l and max(abs(x) for x in vals_l) >= 2**53:
+                if vals_l and not -_EXACT < min(vals_l) <= max(vals_l) < _EXACT:
                     raise NoVector
                 out = (
                     np.asarray(
@@ -105,7 +138,7 @@ def column(attrs: dict[str, Any], name: str, cache: dict, n: int) -> tuple[np.nd
                     present,
                 )
             elif all(type(x) in (int, float) for x in vals_l):
-                if any(type(x) is int and abs(x) >= 2**53 for x in vals_l):
+                if any(type(x) is int and not -_EXACT < x < _EXACT for x in vals_l):
                     raise NoVector
                 out = (
                     np.asarray(
@@ -128,9 +161,9 @@ def column(attrs: dict[str, Any], name: str, cache: dict, n: int) -> tuple[np.nd
 def vec_value(expr: dict[str, Any], attrs: dict[str, Any], cache: dict, n: int) -> tuple[Any, Any]:
     if "lit" in expr:
         lit = expr["lit"]
-        if isinstance(lit, bool):
-            lit = int(lit)
-        if not isinstance(lit, (int, float)) or (isinstance(lit, int) and abs(lit) >= 2**53):
+        if isinstance(lit, bool) or not isinstance(lit, (int, float)):
+            raise NoVector  # a boolean is not a number; text is compared row by row
+        if isinstance(lit, int) and not -_EXACT < lit < _EXACT:
             raise NoVector
         return lit, True
     if "attr" in expr:
@@ -145,7 +178,7 @@ def vec_value(expr: dict[str, Any], attrs: dict[str, Any], cache: dict, n: int) 
                 return 0, False
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise NoVector
-            if isinstance(value, int) and abs(value) >= 2**53:
+            if isinstance(value, int) and not -_EXACT < value < _EXACT:
                 raise NoVector
             return value, True
         return column(attrs, expr["attr"], cache, n)
@@ -157,8 +190,7 @@ def vec_value(expr: dict[str, Any], attrs: dict[str, Any], cache: dict, n: int) 
     if op in ("+", "-", "*", "/", "%"):
         (a, oka), (b, okb) = args
         for x in (a, b):
-            xs = np.asarray(x)
-            if xs.dtype.kind in "iu" and xs.size and np.abs(xs).max() >= _SAFE_INT:
+            if _is_int(x) and not _int_within(x, _SAFE_INT):
                 raise NoVector
         ok = _and(oka, okb)
         if op in ("/", "%"):
@@ -176,9 +208,7 @@ def vec_value(expr: dict[str, Any], attrs: dict[str, Any], cache: dict, n: int) 
                 v = np.true_divide(a, b)
             else:
                 v = np.remainder(a, b)
-        if np.asarray(v).dtype.kind == "f":  # NaN (inf - inf) is missing, as in engine.expr.python
-            ok = _and(ok, ~np.isnan(v))
-        return v, ok
+        return v, ok  # a NaN made here (inf - inf) is a value, as in engine.expr.python
     raise NoVector
 
 
@@ -186,6 +216,7 @@ def vec_predicate(expr: dict[str, Any], attrs: dict[str, Any], cache: dict, n: i
     op = expr.get("op")
     if op in _CMP:
         (a, oka), (b, okb) = (vec_value(x, attrs, cache, n) for x in expr["args"])
+        _exact_comparison(a, b)
         with np.errstate(all="ignore"):
             res = _CMP[op](a, b)
         return _valid_and(res, _and(oka, okb), n)
@@ -193,17 +224,22 @@ def vec_predicate(expr: dict[str, Any], attrs: dict[str, Any], cache: dict, n: i
         ((a, ok),) = [vec_value(x, attrs, cache, n) for x in expr["args"]]
         res = np.zeros(n, dtype=bool)
         for value in expr["values"]:
-            if isinstance(value, bool):
-                value = int(value)
-            if isinstance(value, (int, float)) and not (
-                isinstance(value, int) and abs(value) >= 2**53
-            ):
-                res |= np.broadcast_to(np.equal(a, value), (n,))
-            elif isinstance(value, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue  # a string or a boolean never equals a number
+            if isinstance(value, int) and not -_EXACT < value < _EXACT:
                 raise NoVector
-            # a string never equals a number
+            _exact_comparison(a, value)
+            res |= np.broadcast_to(np.equal(a, value), (n,))
         return _valid_and(res, ok, n)
     raise NoVector
+
+
+def _exact_comparison(a: Any, b: Any) -> None:
+    """NoVector unless numpy compares ``a`` and ``b`` exactly: an integer side against a
+    float side must lie within ±2**53, where numpy's conversion to float64 is exact."""
+    for x, y in ((a, b), (b, a)):
+        if _is_int(x) and _is_float(y) and not _int_within(x, _EXACT):
+            raise NoVector
 
 
 def _and(a: Any, b: Any) -> Any:

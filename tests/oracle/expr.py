@@ -5,9 +5,10 @@ Written from the format description only, not from ``engine/expr.py``:
 * a missing attribute (absent, ``None``, empty text or NaN: the format's NULL rule)
   is the value MISSING (``None``);
   arithmetic or negation involving MISSING, a string or a boolean gives MISSING;
-* division and modulo by zero, a NaN result and an integer too large for a float
-  give MISSING; ``/`` is true division, ``%`` is
-  Python's modulo (the sign of the divisor), integers stay exact;
+* division and modulo by zero and an integer too large for a float give
+  MISSING; ``/`` is true division, ``%`` is Python's modulo (the sign of the
+  divisor), integers stay exact; a NaN computed by arithmetic (``inf - inf``)
+  is a number: IEEE's, unequal to everything;
 * a comparison is true only between two numbers or two strings (or two
   booleans, for ``=`` / ``!=``); with MISSING, or between a number and a
   string, it is false;
@@ -30,10 +31,17 @@ def _kind(v: Any) -> str:
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, (int, float)):
-        return "missing" if isinstance(v, float) and math.isnan(v) else "number"
+        return "number"
     if isinstance(v, str):
-        return "missing" if v == "" else "string"
+        return "string"
     return "other"
+
+
+def _in_data(v: Any) -> Any:
+    """An attribute's value under the NULL rule: absent, None, NaN and empty text are MISSING."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v == "":
+        return MISSING
+    return v
 
 
 def value(expr: dict[str, Any], event: Attrs, nxt: Attrs | None = None) -> Any:
@@ -44,8 +52,7 @@ def value(expr: dict[str, Any], event: Attrs, nxt: Attrs | None = None) -> Any:
         source = nxt if expr.get("next") else event
         if source is None:
             return MISSING
-        v = source.get(expr["attr"])
-        return MISSING if _kind(v) == "missing" else v
+        return _in_data(source.get(expr["attr"]))
     op = expr["op"]
     args = [value(a, event, nxt) for a in expr.get("args", [])]
     if op == "neg":
@@ -55,8 +62,7 @@ def value(expr: dict[str, Any], event: Attrs, nxt: Attrs | None = None) -> Any:
         a, b = args
         if _kind(a) != "number" or _kind(b) != "number":
             return MISSING
-        out = _arithmetic(op, a, b)
-        return MISSING if out is MISSING or _kind(out) == "missing" else out  # a NaN result is missing
+        return _arithmetic(op, a, b)
     if op in ("=", "!=", "<", "<=", ">", ">="):
         a, b = args
         return _compare(op, a, b)
@@ -67,15 +73,15 @@ def value(expr: dict[str, Any], event: Attrs, nxt: Attrs | None = None) -> Any:
 
 
 def _arithmetic(op: str, a: Any, b: Any) -> Any:
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if b == 0:
+    if op in ("/", "%") and b == 0:
         return MISSING
     try:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
         return a / b if op == "/" else a % b
     except OverflowError:  # an integer too large for a float
         return MISSING

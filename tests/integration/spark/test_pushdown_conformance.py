@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trendlake.engine.expr import compile_local
 from trendlake.jobs.spark_expr import pushdown_filter
 
 from tests.unit.engine.test_expr_backends import LOCAL
@@ -92,8 +93,35 @@ def test_pushdown_never_drops_what_the_engine_keeps_and_never_fails(ansi) -> Non
         if i not in kept:
             assert not case["holds"], f"{case['where']}: pushdown dropped an event whose predicate holds"
             dropped.append(case["id"])
-    # the pushdown does narrow the read where it safely can
-    assert {"int_lt_false", "float_ge_false", "string_ne_false", "int_sum_lt_false", "in_numbers_miss"} <= set(dropped), dropped
+    # the pushdown does narrow the read where it safely can, at the edges too: exact int64
+    # comparisons, -0.0 = 0.0, subnormals, a NaN made by arithmetic in = and <
+    assert {"int_lt_false", "float_ge_false", "string_ne_false", "int_sum_lt_false", "in_numbers_miss",
+            "minus_zero_lt_zero_false", "minus_zero_ne_zero_false", "minus_zero_lt_zero_attrs",
+            "subnormal_eq_zero_false", "subnormal_times_half_gt_false", "subnormal_in_zero_false",
+            "inf_minus_inf_eq", "inf_minus_inf_lt", "huge_overflow_minus_overflow_eq"} <= set(dropped), dropped
+
+
+def test_pushdown_widens_narrow_columns_and_keeps_nan_for_not_equal(ansi) -> None:
+    """``f + 1 > f`` on a ``float`` column holding 2**24 holds in the engine (doubles) but not
+    in single precision; ``x * 2 > 0`` on an ``int`` column holding 2**30 overflows 32 bits;
+    ``(f - f) != (g - g)`` with infinities is NaN != NaN, true for the engine, false in
+    Spark's own ``!=``. Each event must be kept."""
+    from pyspark.sql import types as T
+
+    schema = T.StructType([T.StructField("type", T.StringType()), T.StructField("f", T.FloatType()),
+                           T.StructField("x", T.IntegerType()), T.StructField("d", T.DoubleType())])
+    df = ansi.createDataFrame([("E", 16777216.0, 2**30, float("inf"))], schema)
+    f, x, d = ({"attr": n, "var": "E"} for n in ("f", "x", "d"))
+    exprs = [
+        {"op": ">", "args": [{"op": "+", "args": [f, {"lit": 1}]}, f]},
+        {"op": ">", "args": [{"op": "*", "args": [x, {"lit": 2}]}, {"lit": 0}]},
+        {"op": "!=", "args": [{"op": "-", "args": [d, d]}, {"op": "-", "args": [d, d]}]},
+    ]
+    for expr in exprs:
+        assert compile_local([expr], [])({"f": 16777216.0, "x": 2**30, "d": float("inf")}) is True
+        cond = pushdown_filter(plan_of(expr), df.dtypes)
+        assert cond is not None, expr  # pushed down, and
+        assert df.where(cond).count() == 1, expr  # the event kept
 
 
 STREAM = {

@@ -170,6 +170,7 @@ def oracle_rows(case: Case) -> list[dict[str, Any]]:
     """The oracle's rows for the case, as eval prints them (the file read by eval's reader)."""
     import pyarrow as pa
     from trendlake.engine.files import read_event_table
+    from trendlake.jobs.eval_cmd import json_value
     from trendlake.schemas import load_stream_schema
 
     schema = load_stream_schema(str(case.stream)) if case.stream else None
@@ -181,6 +182,7 @@ def oracle_rows(case: Case) -> list[dict[str, Any]]:
         rows.append(row)
     out = []
     for r in oracle_evaluate(case.workload.read_text(), rows):
+        r = {k: json_value(v) for k, v in r.items()}  # eval's output form: -0.0 as 0.0, "Infinity"
         r["window_start"], r["window_end"] = iso(r["window_start"]), iso(r["window_end"])
         out.append(r)
     return out

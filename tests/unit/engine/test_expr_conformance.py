@@ -38,7 +38,11 @@ def same(got: Any, want: Any) -> bool:
     if isinstance(got, bool) or isinstance(want, bool):
         return got is want
     if isinstance(got, float) or isinstance(want, float):
-        return isinstance(got, (int, float)) and isinstance(want, (int, float)) and math.isclose(got, want)
+        if not (isinstance(got, (int, float)) and isinstance(want, (int, float))):
+            return False
+        if math.isnan(got) or math.isnan(want):  # a NaN made by arithmetic is a value
+            return math.isnan(got) and math.isnan(want)
+        return math.isclose(got, want) or got == want
     return got == want and type(got) is type(want)
 
 

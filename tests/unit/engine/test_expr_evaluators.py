@@ -64,6 +64,8 @@ def same_value(got: Any, want: Any) -> bool:
         return False
     if isinstance(want, int) and not isinstance(want, bool):
         return got == want and (isinstance(got, int) or float(got).is_integer() and abs(want) < 2**53)
+    if isinstance(want, float) and math.isnan(want):  # a NaN made by arithmetic is a value
+        return isinstance(got, float) and math.isnan(got)
     return got == want
 
 
@@ -115,7 +117,7 @@ def vector_value(expr: dict[str, Any], attrs: dict[str, Any]) -> tuple[bool, Any
         return True, None
     item = np.broadcast_to(v, (1,))[0]
     item = item.item() if isinstance(item, np.generic) else item
-    return True, None if isinstance(item, float) and math.isnan(item) else item
+    return True, item
 
 
 def vector_holds(expr: dict[str, Any], attrs: dict[str, Any]) -> tuple[bool, bool | None]:
@@ -154,15 +156,21 @@ def test_numpy_vectorizes_most_numeric_cases() -> None:
 
 # ------------------------------------------------------------------ random expressions
 
-_ATTRS = ["a", "b"]
+_ATTRS = ["a", "b", "c"]  # a and c hold integers, b floats (a column has one kind)
+_EDGE_INTS = [0, 1, -1, 2**31 - 1, -(2**31), 2**31, 2**52, 2**53, 2**53 + 1, -(2**53) - 1, 2**62,
+              2**63 - 1, -(2**63), -(2**63) + 1, 5 * 10**18]
+_EDGE_FLOATS = [float("nan"), 0.0, -0.0, float("inf"), -float("inf"), 1.7e308, -1.7e308, 5e-324,
+                -5e-324, 2.2250738585072014e-308, 9.223372036854776e18, 9007199254740992.0,
+                4611686014132420608.0, 1e19]
 
 
 def _exprs() -> st.SearchStrategy[dict[str, Any]]:
     leaf = st.one_of(
         st.sampled_from([{"attr": a, "var": "E"} for a in _ATTRS]),
         st.integers(-(2**40), 2**40).map(lambda v: {"lit": v}),
-        st.sampled_from([0, 1, -1, 2**31, 2**62]).map(lambda v: {"lit": v}),
+        st.sampled_from([*_EDGE_INTS, 10**19, 2**64, -(2**64)]).map(lambda v: {"lit": v}),
         st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: {"lit": v}),
+        st.sampled_from([f for f in _EDGE_FLOATS if f == f and abs(f) != float("inf")]).map(lambda v: {"lit": v}),
     )
     arith = st.recursive(
         leaf,
@@ -178,33 +186,72 @@ def _exprs() -> st.SearchStrategy[dict[str, Any]]:
         st.tuples(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), arith, arith).map(
             lambda t: {"op": t[0], "args": [t[1], t[2]]}
         ),
-        st.tuples(arith, st.lists(st.integers(-5, 5), max_size=4)).map(
+        st.tuples(arith, st.lists(st.integers(-5, 5) | st.sampled_from([0.0, -0.0, 2**63 - 1, 9.223372036854776e18]),
+                                  max_size=4)).map(
             lambda t: {"op": "in", "args": [t[0]], "values": t[1]}
         ),
     )
 
 
-_VALUES = st.one_of(
-    st.none(),
-    st.integers(-100, 100),
-    st.sampled_from([0, 2**31, -(2**31), 2**52, 2**62, -(2**63)]),
-    st.floats(-1e3, 1e3),
-    st.sampled_from([float("nan"), 0.0, -0.0, 1e308]),
-)
+_INTS = st.one_of(st.none(), st.integers(-100, 100), st.sampled_from(_EDGE_INTS))
+_FLOATS = st.one_of(st.none(), st.floats(-1e3, 1e3), st.sampled_from(_EDGE_FLOATS))
+_ROW = st.fixed_dictionaries({"a": _INTS, "b": _FLOATS, "c": _INTS})
 
 
 @settings(max_examples=300, deadline=None)
-@given(expr=_exprs(), rows=st.lists(st.fixed_dictionaries({a: _VALUES for a in _ATTRS}), min_size=1, max_size=6))
-def test_numpy_agrees_with_python_on_random_expressions(expr: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+@given(expr=_exprs(), rows=st.lists(_ROW, min_size=1, max_size=6))
+def test_numpy_and_the_oracle_agree_with_python_on_random_expressions(
+    expr: dict[str, Any], rows: list[dict[str, Any]]
+) -> None:
+    """Random expressions over values drawn from the edges (int64 limits, 2**53, 2**62, ±inf,
+    NaN, ±0.0, 1.7e308, subnormals): the oracle's evaluator (written from the format
+    description) and numpy, where it does not refuse, give the Python evaluator's answers."""
+    from tests.oracle import expr as oracle
+
+    local = compile_local([expr], [])
+    assert local is not None
+    want = [local(row(r)) for r in rows]
+    assert [oracle.holds(expr, r) for r in rows] == want
     vec = vector_backend()
     cols = {a: as_column([r[a] for r in rows]) for a in _ATTRS}
     try:
         mask = vec.vec_predicate(expr, cols, {}, len(rows))
     except vec.NoVector:
         return
+    assert mask.tolist() == want
+
+
+_INT31 = st.one_of(st.integers(-(2**31) + 1, 2**31 - 1), st.sampled_from([2**31 - 1, -(2**31) + 1, 2**26 + 1]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(xs=st.lists(st.tuples(_INT31, _INT31), min_size=1, max_size=5), delta=st.integers(-2, 2),
+       op=st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), via=st.sampled_from(["lit", "attr", "in"]))
+def test_numpy_compares_integer_products_with_doubles_exactly(
+    xs: list[tuple[int, int]], delta: int, op: str, via: str
+) -> None:
+    """``a * c`` (exact integers up to 2**62) against a double next to the first product, as a
+    literal, a float column or an IN list: numpy must compare exactly as Python does (a
+    product beyond 2**53 rounded to a double first would make ``=`` hold)."""
+    near = float(xs[0][0] * xs[0][1] + delta)
+    prod = {"op": "*", "args": [{"attr": "a", "var": "E"}, {"attr": "c", "var": "E"}]}
+    if via == "in":
+        expr = {"op": "in", "args": [prod], "values": [near]}
+    else:
+        other = {"lit": near} if via == "lit" else {"attr": "b", "var": "E"}
+        expr = {"op": op, "args": [prod, other]}
+    rows = [{"a": a, "c": c, "b": near} for a, c in xs]
     local = compile_local([expr], [])
     assert local is not None
-    assert mask.tolist() == [local(row(r)) for r in rows]
+    want = [local(row(r)) for r in rows]
+    vec = vector_backend()
+    cols = {k: as_column([r[k] for r in rows]) for k in ("a", "b", "c")}
+    try:
+        mask = vec.vec_predicate(expr, cols, {}, len(rows))
+    except vec.NoVector:
+        assert any(abs(a * c) >= 2**53 for a, c in xs), "numpy refused exact small products"
+        return
+    assert mask.tolist() == want
 
 
 # ------------------------------------------------------------------ text

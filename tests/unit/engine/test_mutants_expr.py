@@ -92,6 +92,36 @@ def test_integer_columns_inside_2_53_are_vectorized_exactly() -> None:
             column({"x": np.array([1, big, 0])}, "x", {}, n)
 
 
+def test_unsigned_and_minimum_columns_are_refused_before_any_cast() -> None:
+    """A uint64 beyond int64 would wrap to a small negative number in a cast to int64
+    (2**64 - 1 to -1); int64's minimum has no positive counterpart (abs(-2**63) < 0)."""
+    n = 2
+    for arr in (np.array([2**64 - 1, 0], dtype=np.uint64), np.array([2**63, 1], dtype=np.uint64),
+                np.array([-(2**63), 0], dtype=np.int64), np.array([0, 2**63 - 1], dtype=np.int64)):
+        with pytest.raises(NoVector):
+            column({"x": arr}, "x", {}, n)
+    vals, ok = column({"x": np.array([2**53 - 1, 7], dtype=np.uint64)}, "x", {}, n)
+    assert vals.dtype == np.int64 and vals.tolist() == [2**53 - 1, 7] and ok is True
+
+
+def test_integers_against_floats_only_where_the_conversion_is_exact() -> None:
+    """(2**31 - 1)**2 = 2**62 - 2**32 + 1 is not a double: numpy would round it to the
+    double 2**62 - 2**32 and find them equal; Python compares exactly."""
+    big = 2**31 - 1
+    attrs = {"x": np.array([big, 3]), "y": np.array([big, 4]), "f": np.array([float(big * big - 1), 12.0])}
+    prod = op("*", attr("x"), attr("y"))
+    rows = [{"x": x, "y": y, "f": f} for x, y, f in zip(*(attrs[k].tolist() for k in ("x", "y", "f")), strict=True)]
+    for expr, want in ((op("=", prod, lit(float(big * big - 1))), [False, False]),
+                       (op(">", prod, attr("f")), [True, False]),
+                       (op("in", prod, values=[float(big * big - 1)]), [False, False])):
+        with pytest.raises(NoVector):
+            vec_predicate(expr, attrs, {}, 2)
+        assert [compile_local([expr], [])(r) for r in rows] == want
+    small = {"x": np.array([3, 5]), "f": np.array([3.0, 4.5])}  # exact: numpy answers
+    assert vec_predicate(op("=", attr("x"), attr("f")), small, {}, 2).tolist() == [True, False]
+    assert vec_predicate(op("in", attr("x"), values=[5.0, True]), small, {}, 2).tolist() == [False, True]
+
+
 def test_object_columns_of_integers_with_gaps() -> None:
     n = 4
     vals, ok = column({"x": np.array([1, None, 2**53 - 1, ""], dtype=object)}, "x", {}, n)
