@@ -54,7 +54,7 @@ settings.load_profile(PROFILE)
 # monkeypatchable for this purpose; the example reported is then the smallest failing one
 # found so far, with hypothesis' warning that it "spent more than five minutes" (its fixed
 # text). A failing shared-executor property took 3-6 minutes to be reported before.
-SHRINK_SECONDS = 30
+SHRINK_SECONDS = 20
 if PROFILE != "thorough":
     conjecture_engine.MAX_SHRINKING_SECONDS = SHRINK_SECONDS
 
