@@ -149,10 +149,12 @@ BUGS = [
         "def vertex(self, sid: int", "s + m * value", "s + m * abs(value)", tests=SHARED_TESTS),
     Bug("shared-coef-exact-sum-sign", "shared graph: an integer sum coefficient adds |x| (exact path)",
         "def vertex(self, sid: int", "x + times(value, y)", "x + times(abs(value), y)", tests=SHARED_TESTS),
-    # (b) a planner writing a plan that eval refuses (optimizer/sharing.py): the key of a sharable
-    # set without the semantics, or without the window, so one group holds queries it cannot share
-    Bug("sharing-key-without-semantics", "planners: queries of other semantics in one sharing group",
-        "def candidates(", 'entry["semantics"],', "", under="optimizer", tests=PLANNER_TESTS),
+    # (b) a planner writing a plan that eval refuses (optimizer/sharing.py): next-match queries
+    # taken for sharable (the key of a set then keeps them apart from any-match ones, and the
+    # engine shares skip-till-any-match only), or a sharable set's key without the window
+    Bug("sharing-next-match-eligible", "planners: next-match queries share a Kleene group",
+        "def eligible(", 'if entry["semantics"] != ANY:', 'if entry["semantics"] == "contiguous":',
+        under="optimizer", tests=PLANNER_TESTS),
     Bug("sharing-key-without-window", "planners: queries of other windows in one sharing group",
         "def candidates(", 'entry["window"]["within_us"],\n                entry["window"]["slide_us"],', "",
         under="optimizer", tests=PLANNER_TESTS),
