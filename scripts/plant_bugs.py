@@ -1,33 +1,37 @@
-"""Plant known one-line bugs into the engine, one at a time, and see whether the fast tier notices.
+"""Plant known one-line bugs into the code, one at a time, and see whether the fast tier notices.
 
 Each bug is an exact code snippet replaced inside the body of the definition
 an anchor (a class or function header) starts, both located by *content*
-anywhere under ``engine/`` -- never by file name or line number, since the
-engine's files move. The anchor must occur exactly once under ``engine/`` and
-the snippet exactly once in its body (up to the next line indented no deeper
-than the header); otherwise the script stops with an error and the bug list
-must be updated to the engine's new code. ``--list`` checks every bug that way
-(and that the planted code still compiles) without running anything: exit 0
-when all can be planted, 2 otherwise.
+anywhere under the bug's folder (``engine/``, ``optimizer/`` or ``schemas/``)
+-- never by file name or line number, since files move. The anchor must occur
+exactly once under that folder and the snippet exactly once in its body (up
+to the next line indented no deeper than the header); otherwise the script
+stops with an error and the bug list must be updated to the new code.
+``--list`` checks every bug that way (and that the planted code still
+compiles) without running anything: exit 0 when all can be planted, 2
+otherwise.
 
 Where a strategy uses shared code (``engine.timeline.window_range``,
 ``engine.vertices.VarList.from_time``), its bug is planted where that strategy
 calls it, so it breaks that strategy alone, as before the engine was split.
 ``EXTRA`` holds the same mistakes at the other strategies' call sites and in
-the shared code (``--extra``); the twelve of ``BUGS`` are the default.
+the shared code (``--extra``); the bugs of ``BUGS`` are the default.
 
-For every bug and every hypothesis seed the script runs the engine tests of
-the fast tier (``tests/unit/engine``; the oracle tests first, so a caught bug
-stops early with ``-x``) under the ``planted`` hypothesis profile (no example
-database, so seeds are independent; no shrinking) and records caught (a test
-failed) or missed (all passed). The engine's code is restored after every bug,
-whatever happens (try/finally). A clean run per seed comes first: a suite that
-fails without a bug proves nothing.
+For every bug and every hypothesis seed the script runs the bug's tests: for
+an engine bug, the engine tests of the fast tier (``tests/unit/engine``; the
+oracle tests first, so a caught bug stops early with ``-x``); a bug with tests
+of its own (``Bug.tests``: glob patterns, the files expected to catch it
+first) runs those, expanded when the script runs, so test files added later
+are included. They run under the ``planted`` hypothesis profile (no example
+database, so seeds are independent; no shrinking), and each run records caught
+(a test failed) or missed (all passed). The code is restored after every bug,
+whatever happens (try/finally). A clean run per seed of every test file the
+chosen bugs run comes first: a suite that fails without a bug proves nothing.
 
-    .venv/bin/python scripts/plant_bugs.py                  # 12 bugs x seeds 0-4
+    .venv/bin/python scripts/plant_bugs.py                  # every bug of BUGS x seeds 0-4
     .venv/bin/python scripts/plant_bugs.py --seeds 0 --bugs greta-kmin,expr-missing-as-zero
     .venv/bin/python scripts/plant_bugs.py --extra          # and the EXTRA bugs
-    .venv/bin/python scripts/plant_bugs.py --list           # check all 16 can be planted
+    .venv/bin/python scripts/plant_bugs.py --list           # check every bug can be planted
 
 Prints a table bug x seed -> caught (naming the first test file that failed) or missed;
 exits 1 if any bug was missed.
@@ -44,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ENGINE = ROOT / "engine"
+FOLDERS = ("engine", "optimizer", "schemas")  # where bugs are planted
 MARK = "  # planted bug"
 # the engine tests of the fast tier, cheapest and strongest first (pytest drops a
 # directory given after some of its files, so every file is named)
@@ -60,15 +64,41 @@ TESTS = FIRST + sorted(
     str(p.relative_to(ROOT)) for p in (ROOT / "tests/unit/engine").glob("test_*.py")
     if str(p.relative_to(ROOT)) not in FIRST
 )
+# Test selections of the bugs outside the engine's strategies (Bug.tests), the expected catchers
+# first. The shared graph: its differential tests (each query alone, the two-step reference;
+# large, negative and mixed-sign integers), then every engine test.
+SHARED_TESTS = ("tests/unit/engine/test_shared_graph*.py", "tests/unit/engine/test_shared*.py", "tests/unit/engine/test_*.py")
+# Planners: the plan check over every planner's plans of random workloads and the planner
+# fixtures (tests/fixtures/planners/) in tests/unit/optimizer, the sharing differential tests,
+# the CLI's sharing output, then the rest of the jobs' fast tier.
+PLANNER_TESTS = (
+    "tests/unit/optimizer/test_*.py",
+    "tests/unit/engine/test_shared*.py",
+    "tests/unit/jobs/test_cli_sharing.py",
+    "tests/unit/jobs/test_*.py",
+)
+# Input typing: the typing properties (eval's reader, with and without a stream schema), the
+# rules themselves, the eval fixtures and reader tests, then the rest of the jobs' fast tier.
+TYPING_TESTS = (
+    "tests/unit/jobs/test_eval_inputs.py",
+    "tests/unit/schemas/test_*.py",
+    "tests/unit/engine/test_eval_fixtures.py",
+    "tests/unit/engine/test_mutants_files.py",
+    "tests/unit/jobs/test_*.py",
+)
 
 
 @dataclass(frozen=True)
 class Bug:
     name: str
     what: str
-    anchor: str  # text that occurs exactly once under engine/; the snippet is searched after it
+    anchor: str  # text that occurs exactly once under ``under``; the snippet is searched after it
     old: str  # exact text, replaced at its first occurrence after the anchor
     new: str
+    under: str = "engine"  # the folder the anchor is unique in (one of FOLDERS)
+    # glob patterns (from the repository root) of the test files to run, the files expected to
+    # catch the bug first; empty: the engine tests (TESTS)
+    tests: tuple[str, ...] = ()
 
 
 BUGS = [
@@ -112,10 +142,35 @@ BUGS = [
     Bug("expr-missing-as-zero", "expressions: a missing value compares as 0",
         "def _compare(", "if a is None or b is None:",
         "if (a := 0 if a is None else a) is None or (b := 0 if b is None else b) is None:"),
+    # the four kinds the first trust round's planted bugs showed missed (docs/testing.md)
+    # (a) the shared event-grained graph's coefficients (engine/shared/coefficients.py): a sum's
+    # sign lost, on the int64 path and on the exact Python-integer path that large values take
+    Bug("shared-coef-sum-sign", "shared graph: an integer sum coefficient adds |x| (int64 path)",
+        "def vertex(self, sid: int", "s + m * value", "s + m * abs(value)", tests=SHARED_TESTS),
+    Bug("shared-coef-exact-sum-sign", "shared graph: an integer sum coefficient adds |x| (exact path)",
+        "def vertex(self, sid: int", "x + times(value, y)", "x + times(abs(value), y)", tests=SHARED_TESTS),
+    # (b) a planner writing a plan that eval refuses (optimizer/sharing.py): next-match queries
+    # taken for sharable (the key of a set then keeps them apart from any-match ones, and the
+    # engine shares skip-till-any-match only), or a sharable set's key without the window
+    Bug("sharing-next-match-eligible", "planners: next-match queries share a Kleene group",
+        "def eligible(", 'if entry["semantics"] != ANY:', 'if entry["semantics"] == "contiguous":',
+        under="optimizer", tests=PLANNER_TESTS),
+    Bug("sharing-key-without-window", "planners: queries of other windows in one sharing group",
+        "def candidates(", 'entry["window"]["within_us"],\n                entry["window"]["slide_us"],', "",
+        under="optimizer", tests=PLANNER_TESTS),
+    # (c) a planner grouping other queries, a valid plan with the same answers at another cost
+    # (optimizer/planners/hamlet.py): only queries with the same predicates on K share
+    Bug("hamlet-same-predicates-only", "hamlet: only queries with equal predicates on K share (cost only)",
+        "def _plan(workload: ast.Workload", "candidates(list(entries.values()))",
+        "candidates(list(entries.values()), same_predicates=True)", under="optimizer", tests=PLANNER_TESTS),
+    # (d) input typing (engine/files.py): a CSV read with a stream schema keeps the columns pyarrow
+    # infers as int64, so a string attribute "007" becomes "7"
+    Bug("csv-schema-strings-as-numbers", "eval input: a declared string column of digits read as a number",
+        "def read_event_table(", "infer=stream_schema is None", "infer=True", tests=TYPING_TESTS),
 ]
 
 
-# Not among the twelve (run with --extra, or name them in --bugs): the same mistakes where
+# Not in BUGS (run with --extra, or name them in --bugs): the same mistakes where
 # the other strategies use the shared code, and in the shared code itself.
 _KMIN = "windows = range(window_range(t, within, slide).start - 1, window_range(t, within, slide).stop)"
 EXTRA = [
@@ -136,7 +191,19 @@ class PlantError(Exception):
 
 
 def _sources() -> dict[Path, str]:
-    return {p: p.read_text() for p in sorted(ENGINE.rglob("*.py"))}
+    return {p: p.read_text() for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))}
+
+
+def selected_tests(bug: Bug) -> list[str]:
+    """The bug's test files, its patterns expanded in order (each sorted), each file once.
+    Files, not folders: ``pytest FILE DIR`` with FILE inside DIR collects only FILE."""
+    out: list[str] = []
+    for pattern in bug.tests or TESTS:
+        for path in sorted(ROOT.glob(pattern)):
+            name = str(path.relative_to(ROOT))
+            if name not in out:
+                out.append(name)
+    return out
 
 
 def body(text: str, at: int) -> tuple[int, int]:
@@ -158,11 +225,17 @@ def body(text: str, at: int) -> tuple[int, int]:
 
 def locate(bug: Bug, sources: dict[Path, str]) -> tuple[Path, int]:
     """The file and offset of the bug's snippet: its only occurrence in the body of the
-    definition its anchor (unique under engine/) starts."""
-    hits = [(p, text.find(bug.anchor)) for p, text in sources.items() if bug.anchor in text]
+    definition its anchor (unique under the bug's folder) starts."""
+    if bug.under not in FOLDERS:
+        raise PlantError(f"{bug.name}: bugs are planted under {', '.join(FOLDERS)}, not {bug.under}/")
+    folder = ROOT / bug.under
+    hits = [(p, text.find(bug.anchor)) for p, text in sources.items()
+            if p.is_relative_to(folder) and bug.anchor in text]
     if len(hits) != 1 or sources[hits[0][0]].count(bug.anchor) != 1:
         where = ", ".join(str(p.relative_to(ROOT)) for p, _ in hits) or "nowhere"
-        raise PlantError(f"{bug.name}: anchor {bug.anchor!r} must occur exactly once under engine/ (found in {where})")
+        raise PlantError(
+            f"{bug.name}: anchor {bug.anchor!r} must occur exactly once under {bug.under}/ (found in {where})"
+        )
     path, at = hits[0]
     text = sources[path]
     start, end = body(text, at)
@@ -228,17 +301,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bugs", default="", help="comma-separated bug names (default: all)")
     parser.add_argument(
         "--list", action="store_true",
-        help="check that every bug can be planted (anchor unique under engine/, snippet exactly once "
-        "in its body, planted code compiles), list where each goes, then stop (exit 2 if one cannot)",
+        help="check that every bug can be planted (anchor unique under its folder, snippet exactly once "
+        "in its body, planted code compiles), list where each goes and the tests expected to catch "
+        "it, then stop (exit 2 if one cannot)",
     )
-    parser.add_argument("--tests", nargs="+", default=TESTS, help="test paths (default: the engine tests)")
-    parser.add_argument("--extra", action="store_true", help="also the bugs outside the twelve (EXTRA)")
+    parser.add_argument("--tests", nargs="+", default=None,
+                        help="test paths for every bug (default: each bug's own, else the engine tests)")
+    parser.add_argument("--extra", action="store_true", help="also the bugs outside BUGS (EXTRA)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the clean run per seed")
     args = parser.parse_args(argv)
     sources = _sources()
-    if any(MARK in text for text in sources.values()):
-        print("error: engine/ still holds a planted bug (a line ending in '# planted bug'); restore it first",
-              file=sys.stderr)
+    planted = [str(p.relative_to(ROOT)) for p, text in sources.items() if MARK in text]
+    if planted:
+        print(f"error: {', '.join(planted)} still holds a planted bug (a line ending in '# planted bug'); "
+              "restore it first", file=sys.stderr)
         return 2
     names = [b.name for b in BUGS + EXTRA]
     default = [b.name for b in BUGS + (EXTRA if args.extra or args.list else [])]
@@ -257,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if args.list:
             print(f"{bug.name:34} {where:42} {'(extra) ' if bug in EXTRA else ''}{bug.what}")
+            if bug.tests:
+                print(f"{'':34} tests: {', '.join(bug.tests)}")
     if errors:
         for err in errors:
             print(f"error: {err}", file=sys.stderr)
@@ -264,12 +342,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         return 0
     python = sys.executable
+    tests = {bug.name: args.tests or selected_tests(bug) for bug in bugs}
+    every = list(dict.fromkeys(t for bug in bugs for t in tests[bug.name]))
     table: dict[str, dict[int, str]] = {}
     try:
         if not args.no_baseline:
             for seed in args.seeds:
-                outcome, took = run_tests(seed, python, args.tests)
-                print(f"clean engine, seed {seed}: {'passes' if outcome == 'missed' else outcome} ({took:.0f} s)", flush=True)
+                outcome, took = run_tests(seed, python, every)
+                print(f"clean code, seed {seed}: {'passes' if outcome == 'missed' else outcome} ({took:.0f} s)", flush=True)
                 if outcome != "missed":
                     print("error: the tests fail without a planted bug", file=sys.stderr)
                     return 2
@@ -278,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             for seed in args.seeds:
                 path = plant(bug, sources)
                 try:
-                    outcome, took = run_tests(seed, python, args.tests)
+                    outcome, took = run_tests(seed, python, tests[bug.name])
                 finally:
                     path.write_text(sources[path])
                 table[bug.name][seed] = outcome

@@ -9,8 +9,11 @@ timestamps, missing attributes and irrelevant event types.
 from __future__ import annotations
 
 import functools
+from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 
@@ -31,6 +34,33 @@ class _Once:
 
 
 once = _Once()
+
+# The seed of the draws that coverage floors are asserted on (docs/testing.md, "Coverage floors").
+FLOOR_SEED = 20261127
+
+
+def drawn_on_a_fixed_seed(
+    strategy: st.SearchStrategy[Any], classify: Callable[[Any], Iterable[str]], examples: int
+) -> Counter[str]:
+    """How often each label comes up over ``examples`` cases of ``strategy`` drawn on one
+    fixed seed (``FLOOR_SEED``): ``classify(case)`` gives a case's labels.
+
+    The same cases are drawn on every run, whatever ``--hypothesis-seed``, profile or
+    example database: ``@seed`` takes precedence over all of them, and only the generate
+    phase runs. A share asserted on these counts (a coverage floor) therefore fails only
+    when the generator, the code ``classify`` runs or hypothesis itself changes, never on
+    an unlucky random draw; the randomized property keeps its own cases."""
+    counts: Counter[str] = Counter()
+
+    @seed(FLOOR_SEED)
+    @settings(max_examples=examples, database=None, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case=strategy)
+    def draw(case: Any) -> None:
+        counts.update(classify(case))
+
+    draw()
+    return counts
 
 TYPES = ("A", "B", "C", "D")
 NEG_TYPES = ("N", "M")
