@@ -46,10 +46,18 @@ Spark makes of it, before anything runs, against the allow-list of
 
 The analysed plan that passed is what runs (``Dataset.ofRows``), not the text
 again. Bounds: the text is at most ``MAX_QUERY_BYTES`` (100,000 bytes of
-UTF-8) and each pass walks at most ``MAX_PLAN_NODES`` plan nodes and
-expressions. A refusal raises ``SqlRefused``; a statement Spark rejects (parse
+UTF-8) and each pass walks at most ``MAX_PLAN_NODES`` (20,000) plan nodes and
+expressions, a ``WITH`` query counted at each place it is read. A refusal raises ``SqlRefused``; a statement Spark rejects (parse
 or analysis error) raises ``SqlError``, a ``SqlRefused`` with Spark's error
 class (``condition``) and the first line of its message.
+
+**Errors.** ``trendlake sql`` reads the query from its argument, ``--file F``
+or ``-`` (stdin), and prints a refusal as ``trendlake: error: <reason>`` and a
+Spark error -- rejected or failing while it runs -- as ``trendlake: error:
+<error class>: <first message line>``, exit 2, and nothing else on stderr: its
+JVM logs at ``$TRENDLAKE_SPARK_LOG_LEVEL``, default OFF here, PySpark's
+query-context loggers (which print the Java stack of every failed query) are
+off, and the JVM's start-up notices are dropped (``quiet_spark``).
 """
 
 from __future__ import annotations
@@ -599,7 +607,7 @@ def _jvm_stderr_filtered() -> Iterator[None]:
 
 
 def quiet_spark() -> Any:
-    """The session of ``trendlake sql``, started with the JVM's log quiet (module doc, "Errors").
+    """The session of ``trendlake sql``, started with the JVM's log quiet (module doc, **Errors**).
 
     A new JVM logs at ``$TRENDLAKE_SPARK_LOG_LEVEL``, default OFF here (``jobs.spark``), and
     its start-up notices are dropped; PySpark's own error loggers (which print the Java stack
