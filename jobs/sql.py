@@ -214,12 +214,13 @@ class _Walk:
         self.stage = stage
         self.seen = 0
 
-    def expressions(self, node: Any) -> tuple[Any, list[tuple[str, tuple[int, ...]]]]:
-        """All expressions of the plan node ``node`` as the children of one ``array(...)`` (so one
-        ``expression_tree`` call lists them), and that list without the array itself."""
+    def expressions(self, node: Any, exprs: Any = None) -> tuple[Any, list[tuple[str, tuple[int, ...]]]]:
+        """All expressions of the plan node ``node`` (or the Scala list ``exprs``) as the children of
+        one ``array(...)`` (so one ``expression_tree`` call lists them), and that list without the
+        array itself."""
         if "array" not in self.cache:
             self.cache["array"] = self.jvm.org.apache.spark.sql.catalyst.expressions.CreateArray
-        container = self.cache["array"](node.expressions(), False)
+        container = self.cache["array"](node.expressions() if exprs is None else exprs, False)
         tree = expression_tree(container)
         self.tick(len(tree) - 1)
         return container, tree[1:]
@@ -334,6 +335,8 @@ def check_parsed(spark: Any, root: Any, views: set[str] | frozenset[str]) -> Non
                 raise SqlRefused(f"streaming reads of {name} are not allowed")
             refs.setdefault(owner, []).append(parts[0].lower())
         pending = [walk.expressions(node)]
+        if kind == "WithWindowDefinition":  # WINDOW w AS (...): held in a map, not in ``expressions``
+            pending.append(walk.expressions(node, node.windowDefinitions().values().toList()))
         while pending:
             expr, tree = pending.pop()
             size[owner] += len(tree)

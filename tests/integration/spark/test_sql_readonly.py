@@ -174,6 +174,13 @@ TRICKS = {
     "hint argument": f"SELECT /*+ REPARTITION(3, reflect({REFLECT})) */ * FROM results_trips",
     "CLUSTER BY": f"SELECT * FROM results_trips CLUSTER BY java_method({REFLECT})",
     "pipe syntax": f"SELECT * FROM results_trips |> EXTEND reflect({REFLECT}) AS h",
+    "VALUES row": f"SELECT * FROM VALUES (1), (length(java_method({REFLECT}))) AS t(x)",
+    "LIMIT expression": f"SELECT * FROM results_trips LIMIT length(reflect({REFLECT}))",
+    "aggregate FILTER": f"SELECT sum(n) FILTER (WHERE reflect({REFLECT}) IS NULL) FROM results_trips",
+    "unused named window": f"SELECT n FROM results_trips WINDOW w AS (PARTITION BY reflect({REFLECT}))",
+    "named window, file read while resolved": (
+        "SELECT max(n) OVER w FROM results_trips WINDOW w AS (PARTITION BY from_protobuf(CAST(NULL AS binary), "
+        "'M', '/etc/passwd'))"),
     "named arguments": "SELECT reflect(class => 'java.lang.System', method => 'getenv') AS h",
     "protobuf descriptor file": "SELECT from_protobuf(CAST(NULL AS binary), 'M', '/etc/passwd') AS h",
     "protobuf by concatenation": "SELECT IDENTIFIER('from_' || 'protobuf')(CAST(NULL AS binary), 'M', '/etc/passwd') AS h",
