@@ -91,6 +91,7 @@ log = logging.getLogger("trendlake.sql")
 TABLES_VIEW = "trendlake_tables"
 MAX_QUERY_BYTES = 100_000
 MAX_PLAN_NODES = 20_000
+MAX_MESSAGE_CHARS = 1_000  # of a Spark error's first line, as printed
 ALLOWED_EXPRESSIONS = FUNCTIONS | EXPRESSIONS
 CATALYST = "org.apache.spark.sql.catalyst."
 PLAN_EXPRESSION = CATALYST + "expressions.PlanExpression"
@@ -130,6 +131,8 @@ def spark_error(err: BaseException) -> SqlError | None:
         return None
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     first = first.removeprefix(f"[{condition}]").strip()
+    if len(first) > MAX_MESSAGE_CHARS:  # Spark quotes the expression, which may be most of the query
+        first = first[:MAX_MESSAGE_CHARS] + f"... ({len(first) - MAX_MESSAGE_CHARS} more characters)"
     return SqlError(condition, first or "(no message)")
 
 

@@ -28,6 +28,7 @@ from trendlake.jobs import sql as sqlmod
 from trendlake.jobs.cli import main
 from trendlake.jobs.lake import Lake
 from trendlake.jobs.sql import (
+    SqlError,
     SqlRefused,
     check_analyzed,
     check_read_only,
@@ -361,6 +362,15 @@ def test_spark_errors_are_one_line_with_the_error_class(spark, lake: Path, capsy
     err = capsys.readouterr().err
     assert err.startswith(f"trendlake: error: {condition}: ") and err.count("\n") == 1, err
     assert "\tat " not in err and "[" + condition + "]" not in err
+
+
+def test_a_spark_error_line_is_bounded(spark, views: set[str]) -> None:  # noqa: ANN001
+    # Spark quotes the failing expression in its message: here a 20,000-character literal
+    with pytest.raises(SqlError) as error:
+        check_read_only(spark, "SELECT array(1) + '" + "x" * 20_000 + "' AS bad", views)
+    assert error.value.condition.startswith("DATATYPE_MISMATCH")
+    assert len(str(error.value)) < sqlmod.MAX_MESSAGE_CHARS + 200 and "\n" not in str(error.value)
+    assert str(error.value).endswith("more characters)")
 
 
 def test_a_sql_process_prints_one_line_on_stderr(lake: Path) -> None:
