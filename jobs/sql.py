@@ -521,6 +521,10 @@ def add_parser(sub: Any) -> None:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, float):  # infinities and NaN as eval prints them: JSON has no literal for them
+        from trendlake.jobs.eval_cmd import json_value
+
+        return json_value(value)
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, (datetime, date)):
@@ -544,7 +548,7 @@ def print_rows(df: Any, fmt: str, out: Any = None) -> int:
             n += 1
     else:
         for row in df.toLocalIterator():
-            out.write(json.dumps({k: _plain(v) for k, v in row.asDict(recursive=True).items()}) + "\n")
+            out.write(json.dumps({k: _plain(v) for k, v in row.asDict(recursive=True).items()}, allow_nan=False) + "\n")
             n += 1
     return n
 

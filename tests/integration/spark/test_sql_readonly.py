@@ -135,6 +135,20 @@ def test_csv_and_json_print_every_row(spark, lake: Path, capsys: pytest.CaptureF
     assert len(lines) == 250 and lines[0] == {"id": 1, "twice": 2}
 
 
+def test_json_output_is_json_at_non_finite_doubles(spark, lake: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+    sql = ("SELECT CAST('Infinity' AS DOUBLE) AS inf, CAST('-Infinity' AS DOUBLE) AS ninf, "
+           "CAST('NaN' AS DOUBLE) AS nan, CAST('-0.0' AS DOUBLE) AS negzero, 1.5D AS x")
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"bare {constant} is not JSON")
+
+    assert main(["sql", "--lake", str(lake), "--format", "json", sql]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    row = json.loads(line, parse_constant=refuse)
+    assert row == {"inf": "Infinity", "ninf": "-Infinity", "nan": "NaN", "negzero": 0.0, "x": 1.5}
+    assert '"negzero": 0.0' in line  # one output form for the two zeros, as eval prints
+
+
 # ------------------------------------------------ resolution tricks (what Spark resolved, not the text)
 
 REFLECT = "'java.lang.System', 'setProperty', 'trendlake.sql.probe', 'ran'"
