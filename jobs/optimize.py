@@ -117,7 +117,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("workload", type=Path, help="workload file (*.etq)")
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
     p.add_argument("--stream", help="stream: a name (bundled, or recorded in the lake by ingest) or a schema JSON path")
-    p.add_argument("--planner", default="none", help="planner name (none, hamlet, hamlet-static; default: none)")
+    from trendlake.optimizer.planners import PLANNERS
+
+    p.add_argument("--planner", default="none", choices=sorted(PLANNERS),
+                   help=f"planner ({', '.join(sorted(PLANNERS))}; default: none, no sharing)")
     p.add_argument("--no-stats", action="store_true", help="plan without reading stats.<stream>")
     p.add_argument("--stats", type=Path, metavar="STATS.json",
                    help="plan from these statistics instead of the lake's newest stats run")
