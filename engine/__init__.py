@@ -23,7 +23,7 @@ from trendlake.engine.executor import (
     finish,
     finish_query,
 )
-from trendlake.engine.plan import Plan, PlanError, load_plan
+from trendlake.engine.plan import Plan, PlanError, check_plan, load_plan
 from trendlake.engine.query import CompiledQuery, Unsupported
 from trendlake.engine.results import CAP, OVERFLOW, WindowResult, finalize, merge
 from trendlake.engine.strategies import STRATEGIES, Strategy, choose, strategy_for
@@ -43,6 +43,7 @@ __all__ = [
     "Strategy",
     "Unsupported",
     "WindowResult",
+    "check_plan",
     "choose",
     "columns_needed",
     "evaluate",

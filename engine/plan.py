@@ -12,9 +12,16 @@ workload hash: replay, ``eval --plan``) is validated before anything runs:
    ignoring case), slide no larger than the window, every variable that the
    template, predicates and aggregates name exists, negation ids defined,
    ``partition_by`` = ``group_by`` + ``equivalence``, panes dividing every
-   window and slide, and a ``plan_id`` that matches the workload hash,
-   planner and statistics;
+   window and slide, sharing groups whose queries exist and agree with the
+   group (types, partitioning, windows, the kind's own rules, and a merged
+   template equal to the one their templates give), and a ``plan_id`` that
+   matches the workload hash, planner and statistics;
 5. with ``workload_hash`` given, the plan was made for that workload.
+
+Every message about a plan is one line of bounded size: at most
+``MAX_PROBLEMS`` distinct problems (a repeated one counted, the rest as "and
+N more"), each value quoted from the plan shortened (``brief``), and the
+whole message at most ``MAX_MESSAGE_CHARS`` characters.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,10 +41,42 @@ FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # version 1: plans written before sharing groups existed
 SEMANTICS = ("skip-till-any-match", "skip-till-next-match", "contiguous")
 UNHASHED = ("plan_id", "content_hash")  # the fields the content hash does not cover
+MAX_PROBLEMS = 5  # distinct problems a PlanError lists; the rest are counted
+MAX_VALUE_CHARS = 80  # a value quoted from the plan (an id, a name, a list) in a message
+MAX_PROBLEM_CHARS = 300
+MAX_MESSAGE_CHARS = 2000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def brief(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
+    """``value`` as text on one line (control characters escaped), at most ``limit`` characters:
+    a longer text keeps its head and says how much was cut."""
+    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(value))
+    if len(text) <= limit:
+        return text
+    tail = f"... ({len(text) - limit} more characters)"
+    return text[: max(limit - len(tail), 0)] + tail
+
+
+def bounded_problems(problems: list[str]) -> str:
+    """The problems as one ``; ``-separated line: equal ones once with their count, at most
+    ``MAX_PROBLEMS`` of them, each at most ``MAX_PROBLEM_CHARS`` characters, then "and N more"."""
+    counts: dict[str, int] = {}
+    for p in problems:
+        counts[p] = counts.get(p, 0) + 1
+    shown = [brief(p, MAX_PROBLEM_CHARS) + (f" ({n} times)" if n > 1 else "")
+             for p, n in list(counts.items())[:MAX_PROBLEMS]]
+    rest = len(counts) - len(shown)
+    return "; ".join(shown) + (f"; and {rest} more problem{'s' if rest > 1 else ''}" if rest else "")
 
 
 class PlanError(EngineError, ValueError):
-    """A plan the engine refuses: wrong format version, wrong workload, malformed."""
+    """A plan the engine refuses: wrong format version, wrong workload, malformed.
+
+    The message is one line of at most ``MAX_MESSAGE_CHARS`` characters, whatever the plan holds."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(brief(message, MAX_MESSAGE_CHARS))
 
 
 @dataclass
@@ -88,8 +128,8 @@ def _schema_error(plan: dict[str, Any]) -> str | None:
     error = jsonschema.exceptions.best_match(_validator().iter_errors(plan))
     if error is None:
         return None
-    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-    return f"{where}: {error.message}"
+    where = brief("/".join(str(p) for p in error.absolute_path) or "(top level)")
+    return f"{where}: {brief(error.message, MAX_PROBLEM_CHARS)}"
 
 
 def _expr_vars(expr: Any) -> set[str]:
@@ -191,18 +231,21 @@ def check_plan(plan: dict[str, Any]) -> None:
         problems += _query_problems(q, plan.get("panes_us"))
     whash = str(plan["workload_hash"])
     expected_id = f"{whash.split(':', 1)[-1][:12]}-{plan['planner']}-{statistics_fingerprint(plan['statistics'])}"
-    problems += _sharing_problems(plan)
+    problems += _sharing_problems(plan, queries_ok=not problems)
     if plan["plan_id"] != expected_id:
         problems.append(
             f"plan id {plan['plan_id']} does not match its content (expected {expected_id} "
             "from its workload hash, planner and statistics)"
         )
     if problems:
-        raise PlanError(f"invalid plan {plan.get('plan_id', '?')}: " + "; ".join(problems))
+        raise PlanError(f"invalid plan {brief(plan.get('plan_id', '?'))}: " + bounded_problems(problems))
 
 
-def _sharing_problems(plan: dict[str, Any]) -> list[str]:
-    """The rules of ``sharing`` (docs/plan-format.md, "Sharing") a schema-valid plan breaks."""
+def _sharing_problems(plan: dict[str, Any], queries_ok: bool = True) -> list[str]:
+    """The rules of ``sharing`` (docs/plan-format.md, "Sharing") a schema-valid plan breaks.
+
+    ``queries_ok``: the queries themselves passed their rules, so they compile (the kind's
+    ``supports`` needs compiled queries)."""
     problems: list[str] = []
     queries = {q["name"]: q for q in plan["queries"]}
     owner: dict[str, str] = {}
@@ -230,7 +273,9 @@ def _sharing_problems(plan: dict[str, Any]) -> list[str]:
                 problems.append(f"sharing group {gid}: variable {name}.{var} is of type {types[var]}, not {group['type']}")
             if q["partition_by"] != group["partition_by"] or q["window"] != group["window"]:
                 problems.append(f"sharing group {gid}: query {name} has other partitioning or windows than the group")
-        if not problems:
+        if all(name in queries for name in group["queries"]):
+            problems += _template_problems(gid, group, queries)
+        if not problems and queries_ok:
             from trendlake.engine.shared import kind_module
 
             module = kind_module(group["kind"])
@@ -244,13 +289,65 @@ def _sharing_problems(plan: dict[str, Any]) -> list[str]:
     return problems
 
 
+def group_template(queries: dict[str, dict[str, Any]], members: list[str]) -> dict[str, dict[tuple[str, ...], set[str]]]:
+    """The merged template a group's queries give (Hamlet Fig. 3), by section: each start and
+    end type ``(type,)`` and each transition ``(from type, to type)`` with the queries it serves."""
+    out: dict[str, dict[tuple[str, ...], set[str]]] = {"start": {}, "end": {}, "transitions": {}}
+    for name in members:
+        q = queries[name]
+        types = {v["name"]: v["type"] for v in q["variables"]}
+        for part in ("start", "end"):
+            for v in q["template"][part]:
+                out[part].setdefault((types.get(v, v),), set()).add(name)
+        for t in q["template"]["transitions"]:
+            out["transitions"].setdefault((types.get(t["from"], t["from"]), types.get(t["to"], t["to"])), set()).add(name)
+    return out
+
+
+def _template_problems(gid: str, group: dict[str, Any], queries: dict[str, dict[str, Any]]) -> list[str]:
+    """How a group's ``template`` differs from the merged template of its queries' templates:
+    every query it names is one of the group's, no entry is listed twice, and each start type,
+    end type and transition serves exactly the group's queries whose own templates have it."""
+    members = list(group["queries"])
+    derived = group_template(queries, members)
+    if not any(group["template"][part] for part in derived):
+        return [f"sharing group {gid}: the template is empty, but its queries' templates have "
+                f"{sum(len(d) for d in derived.values())} start types, end types and transitions"]
+    problems: list[str] = []
+    for part in ("start", "end", "transitions"):
+        stated: dict[tuple[str, ...], set[str]] = {}
+        for entry in group["template"][part]:
+            key = (entry["from"], entry["to"]) if part == "transitions" else (entry["type"],)
+            what = f"transition {key[0]} -> {key[1]}" if part == "transitions" else f"{part} type {key[0]}"
+            if key in stated:
+                problems.append(f"sharing group {gid}: the template lists {what} twice")
+            if len(set(entry["queries"])) != len(entry["queries"]):
+                problems.append(f"sharing group {gid}: the template's {what} names a query twice")
+            for name in entry["queries"]:
+                if name not in members:
+                    where = "the group" if name in queries else "the plan"
+                    problems.append(f"sharing group {gid}: the template's {what} names query {brief(name)}, "
+                                    f"which is not in {where}")
+            stated.setdefault(key, set()).update(entry["queries"])
+        for key in sorted(set(stated) | set(derived[part])):
+            want = derived[part].get(key, set())
+            got = stated.get(key, set()) & set(members)
+            if got != want:
+                what = f"transition {key[0]} -> {key[1]}" if part == "transitions" else f"{part} type {key[0]}"
+                problems.append(
+                    f"sharing group {gid}: the template's {what} serves {brief(sorted(got) or 'no query')}, "
+                    f"but the templates of its queries give {brief(sorted(want) or 'no query')}"
+                )
+    return problems
+
+
 def validate_plan(plan: Any) -> None:
     """Check a plan read from outside: content hash, JSON Schema and semantic rules (see module doc)."""
     if not isinstance(plan, dict):
         raise PlanError(f"a plan is a JSON object, not {type(plan).__name__}")
-    plan_id = plan.get("plan_id", "?")
-    stored = plan.get("content_hash")
-    if not stored:
+    plan_id = brief(plan.get("plan_id", "?"))
+    stored = brief(plan.get("content_hash"))
+    if not plan.get("content_hash"):
         raise PlanError(
             f"plan {plan_id} has no content hash (written by an older trendlake?); run `trendlake optimize` again"
         )
@@ -258,10 +355,17 @@ def validate_plan(plan: Any) -> None:
         actual = content_hash(plan)
     except (TypeError, ValueError) as err:
         raise PlanError(f"plan {plan_id} is not plain JSON: {err}") from None
-    if stored != actual:
+    if plan.get("content_hash") != actual:
         raise PlanError(
             f"plan {plan_id} was edited: its content hash is {actual}, not the {stored} it was written with; "
             "run `trendlake optimize` again instead of editing plans"
+        )
+    queries, sharing = plan.get("queries"), plan.get("sharing")
+    if isinstance(queries, list) and isinstance(sharing, list) and len(sharing) > len(queries) // 2:
+        # before the schema, whose check of thousands of groups takes minutes
+        raise PlanError(
+            f"plan {plan_id} has {len(sharing)} sharing groups for {len(queries)} queries: a group shares "
+            "at least two queries and a query is in at most one group"
         )
     problem = _schema_error(plan)
     if problem is not None:
@@ -298,18 +402,18 @@ def load_plan(
     version = plan.get("format_version")
     if version not in READABLE_VERSIONS:
         raise PlanError(
-            f"plan format version {version!r} is not supported (this engine reads versions "
+            f"plan format version {brief(repr(version))} is not supported (this engine reads versions "
             f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
     if validate:
         validate_plan(plan)
     if workload_hash is not None and plan.get("workload_hash") != workload_hash:
         raise PlanError(
-            f"plan {plan.get('plan_id', '?')} was made for workload {plan.get('workload_hash')}, "
+            f"plan {brief(plan.get('plan_id', '?'))} was made for workload {brief(plan.get('workload_hash'))}, "
             f"not for this workload ({workload_hash}); run `trendlake optimize` again"
         )
     try:
         queries = {q["name"]: compile_query(q) for q in plan["queries"]}
     except (KeyError, TypeError, ValueError) as err:
-        raise PlanError(f"malformed plan: {err!r}") from None
+        raise PlanError(f"malformed plan: {brief(repr(err))}") from None
     return Plan(plan, queries)

@@ -16,6 +16,8 @@ __all__ = ["add_parser", "find_checkout"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from trendlake.jobs.cli import positive_int
+
     p = sub.add_parser(
         "bench",
         help="run a benchmark experiment side by side (from a checkout of trendlake)",
@@ -28,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--size", choices=("smoke", "small", "full"), default="smoke",
                    help="smoke (seconds), small (minutes), full (up to ~15 min each); default: smoke")
     p.add_argument("--out", type=Path, default=Path("out/bench"), help="output folder (default: out/bench)")
-    p.add_argument("--repeat", type=int, metavar="N", help="repetitions per measurement")
+    p.add_argument("--repeat", type=positive_int, metavar="N", help="repetitions per measurement")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated events and workloads")
     p.add_argument("--no-plot", action="store_true", help="skip the PNG figure")
     p.set_defaults(func=run)

@@ -7,7 +7,10 @@ stays fast and a sub-command never pays for another's imports (Spark, Airflow).
 
 Errors are mapped to messages and exit codes here, once (``EXIT_CODES``):
 each package has one error root (``OptimizerError``, ``EngineError``,
-``JobError``); bad input never shows a traceback.
+``JobError``); bad input never shows a traceback. A bad option (unknown,
+missing, or a value its type or choices refuse) is one line and exit 2,
+before a sub-command runs anything (``OptionParser``; the option types
+below check values at parse time).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 # Arrow's allocator (mimalloc) otherwise keeps freed pages for a while: ``eval`` frees the
 # file's parse buffers and its temporary index arrays as it goes, and the peak memory of a
@@ -39,8 +43,57 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 }
 
 
+EXIT_OK = 0
+EXIT_JOB_FAILED = 1  # a job refused to run or to commit, or its checks failed
+EXIT_BAD_INPUT = 2  # the workload, plan, event file, option or path is wrong
+EXIT_INTERNAL = 3  # a bug in trendlake: please report it with TRENDLAKE_DEBUG=1's traceback
+EXIT_INTERRUPTED = 130
+
+
+class OptionParser(argparse.ArgumentParser):
+    """argparse with a one-line error (``trendlake eval: error: argument --strategy: invalid
+    choice: ... (see trendlake eval --help)``) and exit status 2; sub-command parsers inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    """An option value that is a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An option value that is a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text}")
+    return value
+
+
+def timestamp(text: str) -> str:
+    """An option value that is a time stamp (ISO-8601 or epoch seconds, ``engine`` rules); the
+    text itself is kept for the job, which parses it again."""
+    from trendlake.engine.timeline import parse_ts
+
+    try:
+        parse_ts(text)
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"not a time stamp (ISO-8601 or epoch seconds): {text!r}") from None
+    return text
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OptionParser(
         prog="trendlake",
         description="Shared event trend aggregation over historical event streams.",
     )
@@ -58,12 +111,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         importlib.import_module(module_name).add_parser(sub)
     return parser
 
-
-EXIT_OK = 0
-EXIT_JOB_FAILED = 1  # a job refused to run or to commit, or its checks failed
-EXIT_BAD_INPUT = 2  # the workload, plan, event file, option or path is wrong
-EXIT_INTERNAL = 3  # a bug in trendlake: please report it with TRENDLAKE_DEBUG=1's traceback
-EXIT_INTERRUPTED = 130
 
 
 def missing_extra(module: str) -> str | None:
@@ -105,7 +152,14 @@ def main(argv: list[str] | None = None) -> int:
     first = next((a for a in argv if not a.startswith("-")), None)
     known = {n for names in COMMANDS.values() for n in names}
     parser = build_parser(first if first in known else None)
-    args = parser.parse_args(argv)
+    try:
+        args, extra = parser.parse_known_args(argv)
+    except SystemExit as stop:  # --help (0), or a bad option (OptionParser.error printed it: 2)
+        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
+    if extra:  # named with the sub-command they were given to, unlike argparse's own message
+        prog = f"{parser.prog} {args.command}" if getattr(args, "command", None) else parser.prog
+        print(f"{prog}: error: unrecognized arguments: {' '.join(extra)} (see {prog} --help)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if getattr(args, "master", None):
         os.environ["TRENDLAKE_SPARK_MASTER"] = args.master
     if not getattr(args, "func", None):

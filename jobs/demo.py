@@ -203,6 +203,8 @@ def demo(out: Path, events: int, seed: int, dags: Path) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from trendlake.jobs.cli import positive_int
+
     p = sub.add_parser(
         "demo",
         help="run the whole pipeline on a generated ride-sharing day (Airflow on SQLite, local Spark, Delta on disk)",
@@ -210,7 +212,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--out", type=Path, default=Path("out"), help="folder for the lake, landing files, Airflow home and plot (default: ./out)")
-    p.add_argument("--events", type=int, default=200_000, help="events in the generated day (default: 200000)")
+    p.add_argument("--events", type=positive_int, default=200_000, help="events in the generated day (default: 200000)")
     p.add_argument("--seed", type=int, default=7, help="generator seed (default: 7)")
     p.add_argument("--dags", type=Path, default=Path("dags"), help="the Airflow DAG folder (default: ./dags, the repository's)")
     p.set_defaults(func=lambda a: demo(a.out, a.events, a.seed, a.dags))

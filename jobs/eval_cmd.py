@@ -57,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _planning_options(p: argparse.ArgumentParser, *, events: bool) -> None:
     from trendlake.optimizer.planners import PLANNERS
 
-    p.add_argument("--planner", default="none",
+    p.add_argument("--planner", default="none", choices=sorted(PLANNERS),
                    help=f"planner ({', '.join(sorted(PLANNERS))}; default: none, no sharing)")
     if events:
         p.add_argument("--events", type=Path, metavar="FILE",

@@ -122,8 +122,9 @@ def template_svg(raw: dict[str, Any]) -> str:
         for c, ts in rows.items():
             for r, t in enumerate(ts):
                 pos[t] = (40 + 190 * c, y0 + 50 + 60 * r)
-        height = 60 + 60 * max(len(ts) for ts in rows.values())
-        width = max(width, 120 + 190 * (max(rows) + 1))
+        # a group without types (a plan the engine's checks refuse; drawn empty, never a crash)
+        height = 60 + 60 * max((len(ts) for ts in rows.values()), default=0)
+        width = max(width, 120 + 190 * (max(rows, default=0) + 1))
         parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(g["id"])}: '
                  f'{html.escape(g["type"])}+ shared by {html.escape(_label(g["queries"], 6))}</text>']
         for e in tpl["transitions"]:

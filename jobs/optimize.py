@@ -5,6 +5,13 @@ to them names the plan that replay runs. Writing a plan that already exists
 (same workload, planner and statistics) changes nothing, so a rerun is a
 no-op. Every plan is validated against ``schemas/plan.schema.json`` before it
 becomes current.
+
+``current.json`` is data read from disk and checked as such
+(``read_pointer``, docs/plan-format.md "The current plan"): exactly
+``{"plan_id": "<plan id>"}`` with a plan id of the plan schema's form, the
+pointer and the plan file it names resolving (links followed) inside the
+lake root, and that file holding the plan of that id. Anything else is a
+``PlanPointerError`` naming the file.
 """
 
 from __future__ import annotations
@@ -13,12 +20,23 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trendlake.jobs.lake import LakeError
+
 log = logging.getLogger("trendlake.optimize")
+
+POINTER = "current.json"
+MAX_POINTER_BYTES = 4096  # {"plan_id": ...} is under 300 bytes; a larger file is not a pointer
+MAX_PLAN_ID_CHARS = 200  # the plan file's name must fit a file system's 255
+
+
+class PlanPointerError(LakeError, ValueError):
+    """``current.json`` is not a pointer to a plan of its folder (the message names the file)."""
 
 
 @dataclass
@@ -76,27 +94,95 @@ def optimize(
     )
     validate_plan(plan)
     name = workload_name(workload_path)
-    folder = plans_dir(lake_root, name)
+    from trendlake.jobs.lake import Lake
+
+    lake = Lake(lake_root)
+    folder = lake.plans(name)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{plan['plan_id']}.json"
+    pointer = {"plan_id": plan["plan_id"]}
+    _pointer_problem(pointer)  # a plan id that cannot name a plan file is refused before writing
+    path = lake.inside(folder / f"{plan['plan_id']}.json")
     created = not path.exists()
     if created:
         _atomic_write(path, json.dumps(plan, indent=2, sort_keys=True) + "\n")
-    _atomic_write(folder / "current.json", json.dumps({"plan_id": plan["plan_id"]}) + "\n")
+    _atomic_write(lake.inside(folder / POINTER), json.dumps(pointer) + "\n")
     log.info("plan %s for workload %s (%s)", plan["plan_id"], name, "new" if created else "unchanged")
     return PlanRef(name, plan["plan_id"], path, created)
 
 
 def current_plan(lake_root: str | Path, workload: str) -> dict[str, Any]:
-    """The plan ``current.json`` points at; a clear error when there is none."""
-    folder = plans_dir(lake_root, workload)
-    pointer = folder / "current.json"
-    if not pointer.exists():
+    """The plan ``current.json`` points at; a clear error when there is none (``read_pointer``)."""
+    return read_pointer(lake_root, workload)[1]
+
+
+def _pointer_problem(pointer: Any) -> str | None:
+    """Why ``pointer`` (parsed JSON) is not ``{"plan_id": "<plan id>"}``, or None."""
+    from trendlake.schemas import load_plan_schema
+
+    if not isinstance(pointer, dict):
+        return f"expected a JSON object {{\"plan_id\": ...}}, not {type(pointer).__name__}"
+    if set(pointer) != {"plan_id"}:
+        from trendlake.engine.plan import brief
+
+        return f"expected exactly the key plan_id, not {brief(sorted(map(str, pointer)))}"
+    plan_id = pointer["plan_id"]
+    pattern = load_plan_schema()["properties"]["plan_id"]["pattern"]
+    if not isinstance(plan_id, str) or len(plan_id) > MAX_PLAN_ID_CHARS or not re.fullmatch(pattern, plan_id):
+        from trendlake.engine.plan import brief
+
+        return (f"plan_id {brief(json.dumps(plan_id))} is not a plan id "
+                "(<12 hex digits>-<planner>-<statistics fingerprint>)")
+    return None
+
+
+def read_pointer(lake_root: str | Path, workload: str) -> tuple[str, dict[str, Any]]:
+    """``(plan_id, plan)`` of the plan a workload's ``current.json`` names, checked as data
+    (see the module docstring); ``PlanPointerError`` naming the file otherwise."""
+    from trendlake.jobs.lake import Lake, LakeNameError
+
+    lake = Lake(lake_root)
+    folder = lake.plans(workload)
+    pointer = folder / POINTER
+    if not pointer.exists() and not pointer.is_symlink():
         raise FileNotFoundError(
             f"no plan for workload {workload!r} under {folder}; run `trendlake optimize` first"
         )
-    plan_id = json.loads(pointer.read_text())["plan_id"]
-    return json.loads((folder / f"{plan_id}.json").read_text())
+    try:
+        lake.inside(pointer)
+    except LakeNameError as err:
+        raise PlanPointerError(f"{pointer}: refused, {err}") from None
+    try:
+        with pointer.open("rb") as fh:
+            data = fh.read(MAX_POINTER_BYTES + 1)
+    except OSError as err:
+        raise PlanPointerError(f"{pointer}: cannot be read ({err.strerror or err})") from None
+    if len(data) > MAX_POINTER_BYTES:
+        raise PlanPointerError(f"{pointer}: more than {MAX_POINTER_BYTES} bytes, not a plan pointer")
+    try:
+        content = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise PlanPointerError(f"{pointer}: not JSON ({err})") from None
+    problem = _pointer_problem(content)
+    if problem is not None:
+        raise PlanPointerError(f"{pointer}: {problem}; run `trendlake optimize` again")
+    plan_id = content["plan_id"]
+    path = folder / f"{plan_id}.json"
+    try:
+        lake.inside(path)
+    except LakeNameError as err:
+        raise PlanPointerError(f"{pointer} names plan {plan_id}, whose file is refused: {err}") from None
+    try:
+        plan = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PlanPointerError(f"{pointer} names plan {plan_id}, but there is no file {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise PlanPointerError(f"{pointer} names plan {plan_id}, but {path} is not a JSON plan ({err})") from None
+    if not isinstance(plan, dict) or plan.get("plan_id") != plan_id:
+        held = plan.get("plan_id") if isinstance(plan, dict) else None
+        from trendlake.engine.plan import brief
+
+        raise PlanPointerError(f"{pointer} names plan {plan_id}, but {path} holds plan {brief(held)}")
+    return plan_id, plan
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -117,7 +203,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("workload", type=Path, help="workload file (*.etq)")
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
     p.add_argument("--stream", help="stream: a name (bundled, or recorded in the lake by ingest) or a schema JSON path")
-    p.add_argument("--planner", default="none", help="planner name (none, hamlet, hamlet-static; default: none)")
+    from trendlake.optimizer.planners import PLANNERS
+
+    p.add_argument("--planner", default="none", choices=sorted(PLANNERS),
+                   help=f"planner ({', '.join(sorted(PLANNERS))}; default: none, no sharing)")
     p.add_argument("--no-stats", action="store_true", help="plan without reading stats.<stream>")
     p.add_argument("--stats", type=Path, metavar="STATS.json",
                    help="plan from these statistics instead of the lake's newest stats run")

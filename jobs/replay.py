@@ -607,6 +607,8 @@ def replay(
 
 
 def add_parser(sub: Any) -> None:
+    from trendlake.jobs.cli import timestamp
+
     p = sub.add_parser(
         "replay",
         help="replay an interval of bronze through the current plan into the result tables",
@@ -619,8 +621,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("workload", type=Path, help="workload file (*.etq) the plan was made for")
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
     p.add_argument("--stream", default="rides", help="stream: a name or the schema JSON path (default: rides)")
-    p.add_argument("--from", dest="start", required=True, help="interval start (ISO-8601 or epoch seconds), exclusive")
-    p.add_argument("--to", dest="end", required=True, help="interval end (ISO-8601 or epoch seconds), inclusive")
+    p.add_argument("--from", dest="start", required=True, type=timestamp,
+                   help="interval start (ISO-8601 or epoch seconds), exclusive")
+    p.add_argument("--to", dest="end", required=True, type=timestamp,
+                   help="interval end (ISO-8601 or epoch seconds), inclusive")
     p.set_defaults(func=_run)
 
 

@@ -781,6 +781,8 @@ def statistics_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def add_parser(sub: Any) -> None:
+    from trendlake.jobs.cli import positive_float, timestamp
+
     p = sub.add_parser(
         "stats",
         help="compute stream statistics over a trailing range of bronze (for the optimizer)",
@@ -795,11 +797,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--stream", required=True,
                    help="stream: a name (bundled, or recorded in the lake by ingest) or a schema JSON path")
     p.add_argument("--workload", type=Path, help="workload file (*.etq): bursts per query and predicate selectivities")
-    p.add_argument("--from", dest="start", help="range start (ISO-8601 or epoch seconds), inclusive")
-    p.add_argument("--to", dest="end", help="range end (ISO-8601 or epoch seconds), exclusive")
-    p.add_argument("--days", type=float, default=7.0, help="range length when --from is not given (default 7)")
+    p.add_argument("--from", dest="start", type=timestamp, help="range start (ISO-8601 or epoch seconds), inclusive")
+    p.add_argument("--to", dest="end", type=timestamp, help="range end (ISO-8601 or epoch seconds), exclusive")
+    p.add_argument("--days", type=positive_float, default=7.0, help="range length when --from is not given (default 7)")
     p.add_argument("--group-by", default="", help="comma-separated attributes: rates and counts per group too")
-    p.add_argument("--pane-seconds", type=float, help="pane length (default: the workload's pane, else 60)")
+    p.add_argument("--pane-seconds", type=positive_float, help="pane length (default: the workload's pane, else 60)")
     p.set_defaults(func=_run)
 
 

@@ -175,3 +175,145 @@ def test_eval_with_an_edited_plan_fails_with_one_line(plan: dict[str, Any], tmp_
     err = capsys.readouterr().err
     assert code == EXIT_BAD_INPUT
     assert "content hash" in err and err.count("\n") == 1
+
+
+# ---- sharing groups: the template agrees with the group's queries; errors are bounded -----
+
+SHARED = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(T1, T2+) WITHIN 1 minute;
+QUERY q2 RETURN COUNT(*) PATTERN SEQ(T3, T2+) WITHIN 1 minute;
+QUERY q3 RETURN COUNT(*) PATTERN SEQ(T4, T5) WITHIN 1 minute;
+"""
+DENSE_T2 = {"pane_us": 60_000_000, "types": {"T1": {"rate_mean": 4}, "T2": {"rate_mean": 60}, "T3": {"rate_mean": 4}},
+            "bursts": {"*": {"types": {"T1": {"mean": 2}, "T2": {"mean": 1}, "T3": {"mean": 2}}}}}
+
+
+@pytest.fixture(scope="module")
+def shared_plan() -> dict[str, Any]:
+    plan = optimizer.build_plan(optimizer.compile_workload(SHARED), planner="hamlet-static", statistics=DENSE_T2)
+    assert [g["queries"] for g in plan["sharing"]] == [["q1", "q2"]]
+    return plan
+
+
+def g0(p: dict[str, Any]) -> dict[str, Any]:
+    return p["sharing"][0]
+
+
+def _transition(p: dict[str, Any], src: str, dst: str) -> dict[str, Any]:
+    return next(t for t in g0(p)["template"]["transitions"] if (t["from"], t["to"]) == (src, dst))
+
+
+TEMPLATE_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "empty template": (lambda p: g0(p).update(template={"start": [], "end": [], "transitions": []}),
+                       r"sharing group g0: the template is empty"),
+    "invented query": (lambda p: _transition(p, "T1", "T2")["queries"].append("ghost"),
+                       r"the template's transition T1 -> T2 names query ghost, which is not in the plan"),
+    "query of the plan outside the group": (
+        lambda p: g0(p)["template"]["start"][0]["queries"].append("q3"),
+        r"the template's start type T1 names query q3, which is not in the group"),
+    "transition served by the wrong query": (
+        lambda p: _transition(p, "T1", "T2").update(queries=["q2"]),
+        r"transition T1 -> T2 serves \['q2'\], but the templates of its queries give \['q1'\]"),
+    "transition of no query": (
+        lambda p: g0(p)["template"]["transitions"].append({"from": "T5", "to": "T2", "queries": ["q1"]}),
+        r"transition T5 -> T2 serves \['q1'\], but the templates of its queries give no query"),
+    "end type dropped": (lambda p: g0(p)["template"].update(end=[]),
+                         r"end type T2 serves no query, but the templates of its queries give \['q1', 'q2'\]"),
+    "entry listed twice": (lambda p: g0(p)["template"]["end"].append(dict(g0(p)["template"]["end"][0])),
+                           r"the template lists end type T2 twice"),
+    "query named twice": (lambda p: g0(p)["template"]["end"][0]["queries"].append("q1"),
+                          r"the template's end type T2 names a query twice"),
+}
+
+
+@pytest.mark.parametrize("case", list(TEMPLATE_EDITS))
+def test_group_template_must_agree_with_its_queries(shared_plan: dict[str, Any], case: str) -> None:
+    edit, message = TEMPLATE_EDITS[case]
+    edited = copy.deepcopy(shared_plan)
+    edit(edited)
+    with pytest.raises(PlanError, match=message) as info:
+        load_plan(rehashed(edited), optimizer.workload_hash(SHARED))
+    assert "\n" not in str(info.value)
+
+
+def test_the_planners_template_passes(shared_plan: dict[str, Any]) -> None:
+    from trendlake.engine.plan import check_plan
+
+    check_plan(shared_plan)  # no error: the merged template is the one the queries give
+
+
+def test_a_plan_repeating_a_group_10000_times_gets_a_short_error(shared_plan: dict[str, Any]) -> None:
+    from trendlake.engine.plan import MAX_MESSAGE_CHARS, MAX_PROBLEMS, check_plan
+
+    edited = copy.deepcopy(shared_plan)
+    edited["sharing"] = [g0(shared_plan)] * 10_000
+    with pytest.raises(PlanError) as info:
+        load_plan(rehashed(edited), optimizer.workload_hash(SHARED))
+    assert str(info.value) == (f"plan {shared_plan['plan_id']} has 10000 sharing groups for 3 queries: a group "
+                               "shares at least two queries and a query is in at most one group")
+    # the semantic rules alone: each distinct problem once, with its count
+    edited["sharing"] = edited["sharing"][:1000]
+    with pytest.raises(PlanError) as info:
+        check_plan(edited)
+    text = str(info.value)
+    assert len(text) <= MAX_MESSAGE_CHARS and "\n" not in text
+    assert "sharing group id g0 is used twice (999 times)" in text
+    assert "query q1 is in sharing groups g0 and g0 (999 times)" in text
+    assert text.count(";") < MAX_PROBLEMS
+
+
+def test_many_distinct_problems_are_counted_not_listed(plan: dict[str, Any]) -> None:
+    from trendlake.engine.plan import MAX_PROBLEMS
+
+    edited = copy.deepcopy(plan)
+    q0(edited)["returns"] += [f"ghost{i}" for i in range(5000)]
+    with pytest.raises(PlanError) as info:
+        load_plan(rehashed(edited), whash())
+    text = str(info.value)
+    assert text.count("RETURN column ghost") == MAX_PROBLEMS
+    # five shown, the other 4995 RETURN columns and the plan id counted
+    assert text.endswith(f"; and {5000 - MAX_PROBLEMS} more problems") and len(text) < 2000
+
+
+def test_values_quoted_from_a_plan_are_shortened_and_on_one_line(plan: dict[str, Any]) -> None:
+    edited = copy.deepcopy(plan)
+    edited["plan_id"] = "0" * 12 + "-none-" + "x" * 100_000
+    q0(edited)["aggregates"][1]["name"] = "a\nb" + "y" * 100_000
+    q0(edited)["aggregates"].append(dict(q0(edited)["aggregates"][1]))
+    with pytest.raises(PlanError) as info:
+        load_plan(rehashed(edited), whash())
+    text = str(info.value)
+    assert "\n" not in text and len(text) < 1000
+    assert "more characters" in text
+    # a schema error quotes part of the plan too
+    edited = copy.deepcopy(plan)
+    q0(edited)["window"] = {"within_us": [0] * 100_000, "slide_us": 1}
+    with pytest.raises(PlanError, match="does not match the plan schema") as info:
+        load_plan(rehashed(edited), whash())
+    assert len(str(info.value)) < 1000
+
+
+def test_explain_svg_of_an_empty_template_is_a_one_line_error(
+        shared_plan: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from trendlake.jobs.cli import EXIT_BAD_INPUT, main
+    from trendlake.jobs.explain import template_svg
+
+    edited = copy.deepcopy(shared_plan)
+    TEMPLATE_EDITS["empty template"][0](edited)
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(rehashed(edited)))
+    assert main(["explain", str(path), "--svg", str(tmp_path / "t.svg")]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith("trendlake: error: invalid plan") and err.count("\n") == 1
+    assert "template is empty" in err and not (tmp_path / "t.svg").exists()
+    # the picture of a plan nobody checked is drawn, never a crash
+    assert template_svg(edited).startswith("<svg")
+
+
+def test_explain_draws_a_valid_plan(shared_plan: dict[str, Any], tmp_path: Path) -> None:
+    from trendlake.jobs.cli import main
+
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(shared_plan))
+    assert main(["explain", str(path), "--svg", str(tmp_path / "t.svg")]) == 0
+    svg = (tmp_path / "t.svg").read_text()
+    assert ">T2<" in svg and "q1, q2" in svg

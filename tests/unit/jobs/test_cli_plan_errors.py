@@ -61,7 +61,9 @@ def test_out_into_missing_folder(tmp_path: Path) -> None:
 def test_unknown_planner(tmp_path: Path) -> None:
     wl = tmp_path / "ok.etq"
     wl.write_text(GOOD)
-    refused(["plan", str(wl), "--planner", "bogus"], "bogus", "none")
+    code, out, err = run(["plan", str(wl), "--planner", "bogus"])
+    assert (code, out, err.count("\n")) == (EXIT_BAD_INPUT, "", 1), err
+    assert err.startswith("trendlake plan: error: argument --planner: invalid choice: 'bogus'") and "none" in err
 
 
 @pytest.mark.parametrize("content", ["not json\n", "{\"stream\": ", "[1, 2]\n", ""])
