@@ -492,6 +492,8 @@ def run_sql(
 
 
 def add_parser(sub: Any) -> None:
+    from trendlake.jobs.cli import positive_int
+
     p = sub.add_parser(
         "sql",
         help="run Spark SQL over the lake's tables (temporary views <kind>_<name>)",
@@ -507,7 +509,7 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--limit", type=int, default=100, help="rows to print with --format table (default 100)")
+    p.add_argument("--limit", type=positive_int, default=100, help="rows to print with --format table (default 100)")
     p.add_argument(
         "--format", choices=("table", "csv", "json"), default="table",
         help="table (up to --limit rows), or every row as CSV with a header / JSON lines (for scripts)",

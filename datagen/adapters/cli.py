@@ -13,6 +13,8 @@ from trendlake.datagen.adapters.registry import ADAPTERS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from trendlake.jobs.cli import positive_int  # the trendlake CLI's option types
+
     kinds = "; ".join(f"{a.kind}: {a.description}" for a in ADAPTERS.values())
     p = sub.add_parser(
         "adapt",
@@ -32,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--zone-lookup", type=Path, help="tlc: TLC's taxi_zone_lookup.csv (rides district = pickup borough)")
     p.add_argument("--ticker", help="ohlcv: the ticker (default: a Ticker/Symbol/Name column, else the file name)")
     p.add_argument("--sector", help="ohlcv: the sector of the company (default unknown)")
-    p.add_argument("--chunk-rows", type=int, default=200_000, help="source rows per chunk (about)")
+    p.add_argument("--chunk-rows", type=positive_int, default=200_000, help="source rows per chunk (about)")
     p.set_defaults(func=_run)
 
 

@@ -80,6 +80,7 @@ CASES: dict[str, list[tuple[list[str], tuple[str, ...]]]] = {
     "sql": [
         (["sql", *LAKE, "--format", "xml", "SELECT 1"], ("--format", "xml")),
         (["sql", *LAKE, "--limit", "ten", "SELECT 1"], ("--limit", "ten")),
+        (["sql", *LAKE, "--limit", "-1", "SELECT 1"], ("--limit", "-1")),
         (["sql", *LAKE, "--nope", "SELECT 1"], ("trendlake sql", "--nope")),
         (["sql", *LAKE], ("query",)),
     ],
@@ -93,6 +94,7 @@ CASES: dict[str, list[tuple[list[str], tuple[str, ...]]]] = {
         (["adapt", "bogus", "src.csv", "--out", "o.csv"], ("KIND", "bogus")),
         (["adapt", "tlc", "src.csv", "--out", "o.csv", "--mode", "trains"], ("--mode", "trains")),
         (["adapt", "tlc", "src.csv", "--out", "o.csv", "--nope"], ("trendlake adapt", "--nope")),
+        (["adapt", "tlc", "src.csv", "--out", "o.csv", "--chunk-rows", "0"], ("--chunk-rows", "0")),
         (["adapt", "tlc", "src.csv"], ("--out",)),
     ],
 }
