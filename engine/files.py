@@ -312,9 +312,10 @@ def _csv_header(path: Path) -> list[str]:
         raise EventFileError(f"{path}: line 1: unreadable CSV header ({err})") from None
     if not header:
         raise EventFileError(f"{path}: empty CSV file (a header line is required)")
-    bad = types.utf8_problems(path)
-    if 1 in bad:
-        raise EventFileError(f"{path}: line 1: {bad[1]}")
+    for name in header:
+        byte = types.first_undecodable_byte(name)
+        if byte is not None:
+            raise EventFileError(f"{path}: line 1: not UTF-8 text (byte 0x{byte:02x})")
     seen: set[str] = set()
     for name in header:
         if name in seen:

@@ -254,7 +254,7 @@ def utf8_problems(path: Any, limit: int | None = 1) -> dict[int, str]:
                 if header is None:
                     header = record
                 for i, value in enumerate(record):
-                    bad = _first_surrogate(value)
+                    bad = first_undecodable_byte(value)
                     if bad is not None:
                         column = header[i] if record is not header and i < len(header) else None
                         where = f"column '{column}': " if column is not None else ""
@@ -292,8 +292,10 @@ def json_utf8_problems(path: Any, limit: int | None = 1) -> dict[int, str]:
                     row = None
                 if isinstance(row, dict):
                     for key, value in row.items():
-                        if _first_surrogate(str(key)) is not None or _first_surrogate(json.dumps(value, ensure_ascii=False)) is not None:
-                            where = f"column '{key}': " if _first_surrogate(str(key)) is None else ""
+                        if first_undecodable_byte(str(key)) is not None:
+                            break  # in a key: no column to name
+                        if first_undecodable_byte(json.dumps(value, ensure_ascii=False)) is not None:
+                            where = f"column '{key}': "
                             break
                 found[line_no] = f"{where}not UTF-8 text (byte 0x{byte:02x})"
                 if limit is not None and len(found) >= limit:
@@ -301,8 +303,8 @@ def json_utf8_problems(path: Any, limit: int | None = 1) -> dict[int, str]:
     return found
 
 
-def _first_surrogate(text: str) -> int | None:
-    """The raw byte of the first undecodable byte in text read with ``surrogateescape``."""
+def first_undecodable_byte(text: str) -> int | None:
+    """The first byte that was not UTF-8 in text decoded with ``surrogateescape`` (None: none)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
