@@ -85,7 +85,8 @@ def read_event_table(
     if fmt == "csv":
         return _typed(_read_csv(path, infer=stream_schema is None, keep=keep), stream_schema, _CsvLines(path))
     if fmt == "json":
-        return _typed(_only(_read_json(path), keep), stream_schema, _JsonLines(path))
+        raw = _json_numbers_as_text(path, _only(_read_json(path), keep), stream_schema)
+        return _typed(raw, stream_schema, _JsonLines(path))
     return _typed(_only(_read_parquet(path), keep), stream_schema, _ParquetRows(path))
 
 
@@ -357,6 +358,22 @@ def _json_utf8(path: Path) -> None:
         raise EventFileError(f"{path}: line {line}: {reason}") from None
 
 
+def _json_numbers_as_text(path: Path, table: Any, schema: dict[str, Any] | None) -> Any:
+    """JSON numbers in a column the stream schema declares ``string`` as the text ingest gets
+    from Spark for them: an integer as its digits, a decimal number as Java's text of its
+    double (``1.0`` stays ``1.0``, ``1e3`` is ``1000.0``). pyarrow reads a column of both as
+    doubles (``7`` would be ``7.0``): such a file is read value by value."""
+    import pyarrow as pa
+
+    if schema is None:
+        return table
+    for name, spec in schema.get("attributes", {}).items():
+        if spec.get("type") == "string" and name in table.column_names and pa.types.is_floating(
+                table.column(name).type):
+            return _read_json_as_text(path)
+    return table
+
+
 def _has_huge_integer(path: Path) -> bool:
     """Does the file hold a run of digits beyond 64 bits (an integer pyarrow's JSON reader
     would read as a double)?"""
@@ -395,6 +412,8 @@ def _read_json_as_text(path: Path) -> Any:
                     col.append(None)
                 elif isinstance(value, str):
                     col.append(value)
+                elif isinstance(value, float):
+                    col.append(types.java_double_text(value))  # as Spark shows a JSON number
                 else:
                     col.append(json.dumps(value, separators=(",", ":")))
             count += 1

@@ -303,6 +303,29 @@ def json_utf8_problems(path: Any, limit: int | None = 1) -> dict[int, str]:
     return found
 
 
+def java_double_text(value: float) -> str:
+    """A double as Java's ``Double.toString`` writes it (shortest digits; ``1000.0``,
+    ``1.0E20``, ``1.5E-5``, ``-0.0``, ``Infinity``): the text Spark gives a JSON number read as
+    text, which both readers then type (a JSON number in a ``string`` column)."""
+    import decimal
+
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    magnitude = abs(value)
+    if magnitude == 0.0:
+        return f"{sign}0.0"
+    exact = decimal.Decimal(repr(magnitude)).normalize()
+    if 1e-3 <= magnitude < 1e7:
+        text = f"{exact:f}"
+        return sign + (text if "." in text else text + ".0")
+    digits = "".join(map(str, exact.as_tuple().digits))
+    exponent = len(digits) + int(exact.as_tuple().exponent) - 1
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
+
+
 def first_undecodable_byte(text: str) -> int | None:
     """The first byte that was not UTF-8 in text decoded with ``surrogateescape`` (None: none)."""
     try:

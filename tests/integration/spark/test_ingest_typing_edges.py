@@ -181,10 +181,17 @@ def test_declared_strings_keep_their_text_in_bronze_as_in_eval(tmp_path: Path, s
         "type,ts,note\n" + "".join(f'A,{1767607380 + i},"{t}"\n' for i, t in enumerate(texts)))
     (landing / "notes.jsonl").write_text(
         "".join(json.dumps({"type": "B", "ts": 1767607400 + i, "note": t}) + "\n" for i, t in enumerate(texts)))
+    # JSON numbers in the string column: stored as Spark's text of them, which eval gives too
+    numbers = [1.0, 1e3, 7, 0.1, 1.5, -0.0, 1e20, 2.5e-5, 12345678.5, True, 99999999999999999999]
+    (landing / "numbers.jsonl").write_text(
+        "".join(json.dumps({"type": "A", "ts": 1767607500 + i, "note": v}) + "\n" for i, v in enumerate(numbers)))
     report, lake = run_twice(tmp_path, spark, landing)
-    assert (report.rows_good, report.rows_bad) == (2 * len(texts), 0)
-    bronze = lake.read_arrow("bronze/edges")
+    assert (report.rows_good, report.rows_bad) == (2 * len(texts) + len(numbers), 0)
+    bronze = sorted(lake.read_arrow("bronze/edges").to_pylist(), key=lambda r: r["ts"])
     for name, etype in (("notes.csv", "A"), ("notes.jsonl", "B")):
-        stored = [r["note"] for r in sorted(bronze.to_pylist(), key=lambda r: r["ts"]) if r["type"] == etype]
+        stored = [r["note"] for r in bronze if r["type"] == etype and r["source_file"] == name]
         assert stored == texts
         assert read_event_table(landing / name, SCHEMA).column("note").to_pylist() == texts
+    stored = [r["note"] for r in bronze if r["source_file"] == "numbers.jsonl"]
+    assert stored == read_event_table(landing / "numbers.jsonl", SCHEMA).column("note").to_pylist()
+    assert stored[:3] == ["1.0", "1000.0", "7"]

@@ -309,6 +309,21 @@ def test_a_declared_string_column_keeps_its_text(tmp_path: Path) -> None:
         assert column.to_pylist() == texts
 
 
+# JSON numbers in a column declared string, and the text Spark's from_json gives each (Java's)
+JSON_NUMBERS = [(1.0, "1.0"), (1e3, "1000.0"), (7, "7"), (0.1, "0.1"), (1.5, "1.5"), (-0.0, "-0.0"),
+                (1e20, "1.0E20"), (2.5e-5, "2.5E-5"), (12345678.5, "1.23456785E7"), (True, "true"),
+                (99999999999999999999, "99999999999999999999")]
+
+
+@pytest.mark.parametrize("mixed", [False, True], ids=["numbers", "numbers-and-text"])
+def test_json_numbers_in_a_declared_string_column_are_the_text_ingest_stores(tmp_path: Path, mixed: bool) -> None:
+    values = JSON_NUMBERS + ([("007", "007")] if mixed else [])
+    events = tmp_path / "numbers.jsonl"
+    events.write_text("".join(json.dumps({"type": "A", "ts": 1767607380 + i, "note": v}) + "\n"
+                              for i, (v, _) in enumerate(values)))
+    assert read_event_table(events, SCHEMA).column("note").to_pylist() == [text for _, text in values]
+
+
 # the property: a stream schema declaring each column's type (strings often), random cells
 CELLS = st.one_of(st.sampled_from(ATTRIBUTE_VALUES), st.integers(-(2**65), 2**65).map(str),
                   st.sampled_from(["007", "0", "-0", "00", "+0", "7.50", "1e3"]))
