@@ -599,6 +599,10 @@ def _refuse_unsupported(raw: Any, name: str, where: Callable[[int], str], role: 
         hits = np.flatnonzero(types._np_bool(col.is_valid()))
         at = where(int(hits[0])) if len(hits) else str(getattr(where, "path", "<events>"))
         raise EventFileError(f"{at}: column '{name}': {problem}")
+    if isinstance(where, _ParquetRows):  # CSV and JSON text is checked as it is read
+        bad = types.invalid_utf8(col)
+        if bad is not None:
+            raise EventFileError(f"{where(bad[0])}: column '{name}': not UTF-8 text (byte 0x{bad[1]:02x})")
 
 
 def _inferred(col: Any, name: str, where: Callable[[int], str]) -> Any:

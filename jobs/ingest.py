@@ -1046,6 +1046,7 @@ def parquet_types_ok(path: Path, schema: Any, stream_schema: dict[str, Any]) -> 
     rules do not read (``types.arrow_type_problem``; ``eval`` refuses it alike), naming the
     first row holding a value."""
     import numpy as np
+    import pyarrow as pa
     import pyarrow.parquet as pq
     from trendlake.schemas import types
 
@@ -1054,12 +1055,19 @@ def parquet_types_ok(path: Path, schema: Any, stream_schema: dict[str, Any]) -> 
     for field_ in schema:
         role = roles.get(field_.name)
         problem = None if role is None else types.arrow_type_problem(field_.type, role)
-        if problem is None:
-            continue
-        column = pq.read_table(path, columns=[field_.name]).column(0)
-        hits = np.flatnonzero(types._np_bool(column.is_valid()))
-        row = f"row {int(hits[0]) + 1}: " if len(hits) else ""
-        raise FileRefused(f"{row}column '{field_.name}': {problem}")
+        if problem is not None:
+            column = pq.read_table(path, columns=[field_.name]).column(0)
+            hits = np.flatnonzero(types._np_bool(column.is_valid()))
+            row = f"row {int(hits[0]) + 1}: " if len(hits) else ""
+            raise FileRefused(f"{row}column '{field_.name}': {problem}")
+    # Parquet text is not checked on reading (Spark would store the bytes as they are)
+    texts = [f.name for f in schema if f.name in roles and (
+        pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_dictionary(f.type))]
+    table = pq.read_table(path, columns=texts) if texts else None
+    for name in texts:
+        bad = types.invalid_utf8(table.column(name))
+        if bad is not None:
+            raise FileRefused(f"row {bad[0] + 1}: column '{name}': not UTF-8 text (byte 0x{bad[1]:02x})")
 
 
 def _prepare(item: _Todo, work: Path) -> tuple[Path, str | None]:

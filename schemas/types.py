@@ -152,6 +152,31 @@ def arrow_type_problem(kind: Any, role: str = "attribute") -> str | None:
     return f"Arrow type {kind} is no attribute type (long, double, string, boolean)"
 
 
+def invalid_utf8(arr: Any) -> tuple[int, int] | None:
+    """(row, byte) of the first value of a text column (Parquet's strings are not checked on
+    reading) holding bytes that are not UTF-8; None when all are UTF-8 or it is no text."""
+    import pyarrow as pa
+
+    arr = _combined(arr)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return None
+    try:
+        arr.validate(full=True)
+        return None
+    except pa.ArrowInvalid:
+        pass
+    raw = arr.cast(pa.large_binary() if pa.types.is_large_string(arr.type) else pa.binary())
+    for i, value in enumerate(raw.to_pylist()):
+        if value is not None:
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError as err:
+                return i, value[err.start]
+    return None
+
+
 # ---------------------------------------------------------------------- CSV text
 
 

@@ -137,6 +137,10 @@ def test_parquet_types_the_rules_do_not_read_are_refused(tmp_path: Path, spark) 
         "type": ["A", "B"], "ts": pa.array([1767607380, 1767607381], pa.int64()),
         "x": pa.array([2**64 - 1, 5], pa.uint64()),
     }), landing / "h_unsigned.parquet")
+    latin = pa.array([b"ok", b"caf\xe9"], pa.binary())  # Parquet text Arrow does not check on writing
+    latin = pa.Array.from_buffers(pa.string(), len(latin), latin.buffers(), null_count=0)
+    pq.write_table(pa.table({"type": ["A", "B"], "ts": ts, "note": latin}), landing / "i_latin.parquet")
+    refused["i_latin.parquet"] = ("note", None, "not UTF-8 text (byte 0xe9)")
     report, lake = run_twice(tmp_path, spark, landing)
 
     assert sorted(report.files_refused) == sorted(refused)

@@ -282,6 +282,19 @@ def test_a_header_that_is_not_utf8_is_line_1(setup, tmp_path: Path, capsys) -> N
         one_line_error(*run(capsys, workload, events, s), "header.csv: line 1:", "not UTF-8 text (byte 0xf6)")
 
 
+def test_parquet_text_that_is_not_utf8_names_row_and_column(setup, tmp_path: Path, capsys) -> None:
+    workload, schema = setup
+    latin = pa.array([b"a", b"caf\xe9", None], pa.binary())  # pyarrow does not check it on writing
+    latin = pa.Array.from_buffers(pa.string(), len(latin), latin.buffers(), null_count=1)
+    events = tmp_path / "latin.parquet"
+    pq.write_table(pa.table({"type": ["A", "A", "B"], "ts": TS, "x": [1, 2, None], "y": [None, None, 0.5],
+                             "note": latin}), events)
+    one_line_error(*run(capsys, workload, events, schema), "latin.parquet: row 2: column 'note'",
+                   "not UTF-8 text (byte 0xe9)")
+    with pytest.raises(EventFileError, match="latin.parquet: row 2: column 'note': not UTF-8 text"):
+        read_event_table(events, None)
+
+
 def test_json_lines_that_are_not_utf8_name_line_and_key(setup, tmp_path: Path, capsys) -> None:
     workload, schema = setup
     events = tmp_path / "latin.jsonl"
