@@ -31,7 +31,11 @@ stream schema), ``ts`` (int64 µs UTC), optionally ``seq``,
 and the attribute columns, in file order: what
 ``engine.evaluate`` takes. A value that does not fit is
 an ``EventFileError`` naming the file, the line (row for Parquet) and the
-column; no row becomes a Python object on the way.
+column; no row becomes a Python object on the way. So are a CSV file that
+does not tokenize cleanly (``types.csv_token_problem``: a stray quote), bytes
+that are not UTF-8, an integer beyond 64 bits (never read as a double without
+a stream schema saying ``double``) and a column of an Arrow type the rules do
+not read (``types.arrow_type_problem``: binary, nested, times as attributes).
 """
 
 from __future__ import annotations
@@ -81,7 +85,8 @@ def read_event_table(
     if fmt == "csv":
         return _typed(_read_csv(path, infer=stream_schema is None, keep=keep), stream_schema, _CsvLines(path))
     if fmt == "json":
-        return _typed(_only(_read_json(path), keep), stream_schema, _JsonLines(path))
+        raw = _json_numbers_as_text(path, _only(_read_json(path), keep), stream_schema)
+        return _typed(raw, stream_schema, _JsonLines(path))
     return _typed(_only(_read_parquet(path), keep), stream_schema, _ParquetRows(path))
 
 
@@ -101,6 +106,9 @@ def _read_csv(path: Path, infer: bool = False, keep: set[str] | None = None) -> 
     ``_read_csv_inferred``). Every field of every record is still parsed: a record with
     another number of fields is an error whatever columns are kept."""
     header = _csv_header(path)
+    problem = types.csv_token_problem(path)
+    if problem is not None:
+        raise EventFileError(f"{path}: {problem}")
     names = [name for name in header if keep is None or name in keep]
     quoted = _has_quoted_records(path)
     if infer and not _has_hex_prefix(path):
@@ -249,11 +257,22 @@ def _read_csv_columns(path: Path, header: list[str], want: dict[str, str], quote
     try:
         table = pcsv.read_csv(path, **_csv_options(header, want, invalid, quoted=quoted))
     except pa.ArrowInvalid as err:
+        if "UTF8" in str(err) or "UTF-8" in str(err):
+            _not_utf8(path)
         raise EventFileError(f"{path}: not a readable CSV file: {_first_line(err)}") from None
-    except UnicodeDecodeError as err:
-        raise EventFileError(f"{path}: not UTF-8 text ({err.reason})") from None
+    except UnicodeDecodeError:
+        _not_utf8(path)
+        raise EventFileError(f"{path}: not UTF-8 text") from None
     _raise_invalid(path, header, invalid)
     return table
+
+
+def _not_utf8(path: Path) -> None:
+    """Raise the error naming the line and column of the file's first bytes that are not UTF-8."""
+    found = types.utf8_problems(path)
+    if found:
+        line, reason = next(iter(found.items()))
+        raise EventFileError(f"{path}: line {line}: {reason}")
 
 
 def _raise_invalid(path: Path, header: list[str], invalid: list[Any]) -> None:
@@ -286,14 +305,18 @@ def _line_with_fields_other_than(path: Path, count: int) -> str:
 
 def _csv_header(path: Path) -> list[str]:
     try:
-        with path.open(encoding="utf-8-sig", newline="") as fh:
+        # undecodable bytes kept as surrogates: the text decoder reads ahead of the header
+        # line, and bytes of later lines are the data reader's to report (``_not_utf8``)
+        with path.open(encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
             header = next(csv.reader(fh), [])
-    except UnicodeDecodeError as err:
-        raise EventFileError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except csv.Error as err:
         raise EventFileError(f"{path}: line 1: unreadable CSV header ({err})") from None
     if not header:
         raise EventFileError(f"{path}: empty CSV file (a header line is required)")
+    for name in header:
+        byte = types.first_undecodable_byte(name)
+        if byte is not None:
+            raise EventFileError(f"{path}: line 1: not UTF-8 text (byte 0x{byte:02x})")
     seen: set[str] = set()
     for name in header:
         if name in seen:
@@ -308,12 +331,61 @@ def _read_json(path: Path) -> Any:
     import pyarrow as pa
     import pyarrow.json as pj
 
+    _json_utf8(path)  # pyarrow's JSON reader does not check it
+    if _has_huge_integer(path):
+        return _read_json_as_text(path)  # pyarrow reads an integer beyond 64 bits as a double
     try:
         return pj.read_json(path, read_options=pj.ReadOptions(block_size=CSV_BLOCK_SIZE))
     except pa.ArrowInvalid:
         # mixed kinds in one column (a number here, text there) or a bad line: read the
         # values as text line by line, which also finds the line a JSON error is on
         return _read_json_as_text(path)
+
+
+def _json_utf8(path: Path) -> None:
+    """Raise the error naming the line (and key) of the first bytes that are not UTF-8."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 24), b""):
+                decoder.decode(chunk)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        bad = types.json_utf8_problems(path)
+        line, reason = next(iter(bad.items())) if bad else (0, "not UTF-8 text")
+        raise EventFileError(f"{path}: line {line}: {reason}") from None
+
+
+def _json_numbers_as_text(path: Path, table: Any, schema: dict[str, Any] | None) -> Any:
+    """JSON numbers in a column the stream schema declares ``string`` as the text ingest gets
+    from Spark for them: an integer as its digits, a decimal number as Java's text of its
+    double (``1.0`` stays ``1.0``, ``1e3`` is ``1000.0``). pyarrow reads a column of both as
+    doubles (``7`` would be ``7.0``): such a file is read value by value."""
+    import pyarrow as pa
+
+    if schema is None:
+        return table
+    for name, spec in schema.get("attributes", {}).items():
+        if spec.get("type") == "string" and name in table.column_names and pa.types.is_floating(
+                table.column(name).type):
+            return _read_json_as_text(path)
+    return table
+
+
+def _has_huge_integer(path: Path) -> bool:
+    """Does the file hold a run of digits beyond 64 bits (an integer pyarrow's JSON reader
+    would read as a double)?"""
+    import re
+
+    with _mapped(path) as data:
+        if data is None:
+            return False
+        for match in re.finditer(rb"-?[0-9]{19,}", data):
+            if not -(2**63) <= int(match.group()) < 2**63:
+                return True
+    return False
 
 
 def _read_json_as_text(path: Path) -> Any:
@@ -340,6 +412,8 @@ def _read_json_as_text(path: Path) -> Any:
                     col.append(None)
                 elif isinstance(value, str):
                     col.append(value)
+                elif isinstance(value, float):
+                    col.append(types.java_double_text(value))  # as Spark shows a JSON number
                 else:
                     col.append(json.dumps(value, separators=(",", ":")))
             count += 1
@@ -434,7 +508,7 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
                              f"(the event type and time columns)")
     n = raw.num_rows
 
-    _refuse_nested(raw, type_col, where)
+    _refuse_unsupported(raw, type_col, where)
     etype = _dictionary_types(raw.column(type_col)) if schema is None else None
     if etype is None:
         etype = types.as_text(raw.column(type_col))
@@ -444,7 +518,7 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
     if empty.any():
         raise EventFileError(f"{where(int(np.flatnonzero(empty)[0]))}: column '{type_col}': empty event type")
 
-    _refuse_nested(raw, time_col, where)
+    _refuse_unsupported(raw, time_col, where, role="time")
     ts = types.parse_time(raw.column(time_col), unit, time_col)
     _raise_bad(ts, where, time_col)
     if ts.values.null_count:
@@ -463,7 +537,7 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
         for name, spec in schema.get("attributes", {}).items():
             if name not in raw.column_names:
                 continue
-            _refuse_nested(raw, name, where)
+            _refuse_unsupported(raw, name, where)
             col = types.cast_column(raw.column(name), spec["type"], name)
             carried = spec.get("types", "*")
             if carried != "*":
@@ -479,7 +553,7 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
         for name in raw.column_names:
             if name in RESERVED or name in (type_col, time_col):
                 continue
-            _refuse_nested(raw, name, where)
+            _refuse_unsupported(raw, name, where)
             columns[name] = _inferred(raw.column(name), name, where)
             raw = raw.drop_columns([name])
     del raw
@@ -516,17 +590,19 @@ def _raise_bad(typed: types.Typed, where: Callable[[int], str], column: str) -> 
         raise EventFileError(f"{where(first)}: column '{column}': {typed.reason_of(first)}")
 
 
-def _refuse_nested(raw: Any, name: str, where: Callable[[int], str]) -> None:
-    import pyarrow as pa
-
+def _refuse_unsupported(raw: Any, name: str, where: Callable[[int], str], role: str = "attribute") -> None:
+    """Refuse a column of an Arrow type the typing rules do not read (``types.arrow_type_problem``),
+    naming the first row that holds a value (the file alone when none does)."""
     col = raw.column(name)
-    kind = col.type
-    if pa.types.is_struct(kind) or pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_map(kind):
-        valid = types._np_bool(col.is_valid())
-        hits = np.flatnonzero(valid)
-        what = "a JSON object" if pa.types.is_struct(kind) or pa.types.is_map(kind) else "a list"
+    problem = types.arrow_type_problem(col.type, role)
+    if problem is not None:
+        hits = np.flatnonzero(types._np_bool(col.is_valid()))
         at = where(int(hits[0])) if len(hits) else str(getattr(where, "path", "<events>"))
-        raise EventFileError(f"{at}: column '{name}': {what} where a single value belongs")
+        raise EventFileError(f"{at}: column '{name}': {problem}")
+    if isinstance(where, _ParquetRows):  # CSV and JSON text is checked as it is read
+        bad = types.invalid_utf8(col)
+        if bad is not None:
+            raise EventFileError(f"{where(bad[0])}: column '{name}': not UTF-8 text (byte 0x{bad[1]:02x})")
 
 
 def _inferred(col: Any, name: str, where: Callable[[int], str]) -> Any:
@@ -541,20 +617,29 @@ def _inferred(col: Any, name: str, where: Callable[[int], str]) -> Any:
         col = col.dictionary_decode()
     kind = col.type
     if pa.types.is_integer(kind):
-        return types.cast_column(col, "long", name).values
+        typed = types.cast_column(col, "long", name)
+        _raise_bad(typed, where, name)  # uint64 beyond 2**63 - 1
+        return typed.values
     if pa.types.is_floating(kind):
         return col.cast(pa.float64())  # NaN reads as missing, as in every other column
     if pa.types.is_boolean(kind) or pa.types.is_null(kind):
         return col
-    if pa.types.is_decimal(kind):
-        return (types.cast_column(col, "long", name) if kind.scale == 0 else types.cast_column(col, "double", name)).values
-    if pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_time(kind):
-        return pc.cast(col, pa.string())
+    # text, and decimals as their exact decimal text: the rules read both alike
     text = types.as_text(col)
-    for kind_name in ("long", "double"):
-        typed = types.cast_column(text, kind_name, name)
-        if not typed.bad.any():
-            return typed.values
+    typed = types.cast_column(text, "long", name)
+    if not typed.bad.any():
+        return typed.values
+    # an integer beyond 64 bits is no long, and as a double it would lose digits unseen
+    beyond = typed.bad & types._np_bool(pc.match_substring_regex(pc.ascii_trim_whitespace(text), types.INTEGER))
+    if beyond.any():
+        first = int(np.flatnonzero(beyond)[0])
+        raise EventFileError(
+            f"{where(first)}: column '{name}': integer {text[first].as_py().strip()} is beyond 64 bits "
+            f"(-2**63..2**63-1): declare the column in a stream schema (--stream; as a double it is read rounded)"
+        )
+    typed = types.cast_column(text, "double", name)
+    if not typed.bad.any():
+        return typed.values
     # numbers and text in one column: a comparison with a number would silently be false
     # for every value, so say so instead of guessing
     present = types._np_bool(text.is_valid())

@@ -23,7 +23,10 @@ Only regular files are read: symbolic links (never followed), FIFOs,
 directories, hidden / marker files and unknown suffixes are skipped and listed
 with the reason (``skip_reasons``). A file Spark cannot read (not Parquet, an
 empty or non-UTF-8 CSV header) is refused on its own; the run's other files go
-through. Parquet nanosecond timestamps are converted to microseconds (the
+through; so is a CSV file that does not tokenize cleanly (a stray quote) and a
+Parquet file with a column of an Arrow type the typing rules do not read
+(``precheck``), and a record holding bytes that are not UTF-8 is quarantined
+with the line's column. Parquet nanosecond timestamps are converted to microseconds (the
 report's ``warnings`` say when that truncated values); a line longer than
 ``LINE_LIMIT`` bytes is quarantined with a reason instead of parsed.
 
@@ -258,6 +261,7 @@ class Scanned:
     odd_quotes: bool = False  # a line holds an odd number of '"': a quoted field may span lines
     terminators: frozenset[str] = frozenset()  # the kinds of line terminator seen: "\n", "\r\n", "\r"
     control_blank: bool = False  # a blank line holds a byte below a space (a tab, NUL, ...), not only spaces
+    utf8: bool = True  # every byte sequence is UTF-8 (else the records holding others are quarantined)
 
     @property
     def splittable(self) -> bool:
@@ -274,7 +278,11 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
         fd = os.open(path, flags)
     except OSError as err:
         raise FileRefused(f"cannot open: {err.strerror}") from None
+    import codecs
+
     digest = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    utf8 = True
     newlines, run, offset, long_lines = 0, 0, 0, []
     blank_lines: list[int] = []
     terminators: set[str] = set()
@@ -331,6 +339,11 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
         while True:
             chunk = fh.read(1 << 22)
             digest.update(chunk)
+            if utf8:
+                try:
+                    decoder.decode(chunk, final=not chunk)
+                except UnicodeDecodeError:
+                    utf8 = False
             buf, carry = carry + chunk, b""
             if chunk and buf.endswith(b"\r"):  # a \r\n may straddle two chunks
                 buf, carry = buf[:-1], b"\r"
@@ -346,7 +359,7 @@ def scan_file(path: Path, line_limit: int = LINE_LIMIT) -> Scanned:
         control_blank = control_blank or controls > 0
     return Scanned(digest.hexdigest(), newlines, long_lines, lines=newlines + (1 if run else 0),
                    blank_lines=blank_lines, odd_quotes=odd_quotes or bool(quotes & 1),
-                   terminators=frozenset(terminators), control_blank=control_blank)
+                   terminators=frozenset(terminators), control_blank=control_blank, utf8=utf8)
 
 
 def _copy_without(src: Path, dest: Path, spans: list[tuple[int, int]]) -> None:
@@ -416,8 +429,6 @@ def csv_header_ok(path: Path) -> None:
     """Refuse a CSV file whose header line is missing, empty or not UTF-8 (before Spark reads it)."""
     try:
         _csv_header(path)
-    except UnicodeDecodeError as err:
-        raise FileRefused(f"CSV header line is not UTF-8 text ({err.reason} at byte {err.start})") from None
     except (IngestError, csv.Error) as err:
         raise FileRefused(str(err).replace(f"{path}: ", "")) from None
 
@@ -459,7 +470,7 @@ SPLIT_CSV = True
 
 
 def read_raw(
-    spark: Any, path: Path, stream_schema: dict[str, Any], scanned: Scanned | None = None,
+    spark: Any, path: Path, stream_schema: dict[str, Any], scanned: Scanned | None = None, *, whole: bool = False,
 ) -> tuple[Any, int]:
     """One raw file as text columns (``quarantine_columns``) + ``_line`` + ``_raw``; rows read.
 
@@ -474,6 +485,7 @@ def read_raw(
     read whole too (``Scanned.splittable``).
     """
     from pyspark.sql import functions as F
+    from trendlake.schemas import types
 
     columns = quarantine_columns(stream_schema)
     fmt = FORMATS[path.suffix.lower()]
@@ -481,9 +493,16 @@ def read_raw(
         df, _, rows = _numbered(spark.read.parquet(str(path)))
         present = set(df.columns)
 
+        floats = {f.name for f in df.schema.fields if f.dataType.typeName() == "float"}
+        doubles = {n for n, spec in stream_schema["attributes"].items() if spec["type"] == "double"}
+
         def text(c: str) -> Any:
-            # nanosecond timestamps arrive as microseconds (``parquet_for_spark``)
-            return F.col(f"`{c}`").cast("string") if c in present else F.lit(None).cast("string")
+            # nanosecond timestamps arrive as microseconds (``parquet_for_spark``); a float
+            # read as a double is widened exactly, as eval does, not via its shortest text
+            if c not in present:
+                return F.lit(None).cast("string")
+            value = F.col(f"`{c}`")
+            return (value.cast("double") if c in floats and c in doubles else value).cast("string")
 
         out = df.select(
             *[text(c).alias(c) for c in columns],
@@ -504,7 +523,7 @@ def read_raw(
         for i in range(1, len(header)):
             blank &= F.col(f"c{i}").isNull()
         # rows read: every record but the header (the first) and the blank ones, as ``data`` below
-        split = SPLIT_CSV and scanned is not None and scanned.splittable
+        split = SPLIT_CSV and not whole and scanned is not None and scanned.splittable
         records, records_n, rows = _numbered(
             spark.read.options(multiLine=not split, header=False, escape='"', quote='"', mode="PERMISSIVE")
             .schema(ddl).csv(str(path)),
@@ -516,7 +535,7 @@ def read_raw(
             if records_n != expected:
                 log.warning("%s: %d records read line by line where the scan expects %d; read again whole",
                             path.name, records_n, expected)
-                return read_raw(spark, path, stream_schema)
+                return read_raw(spark, path, stream_schema, scanned, whole=True)
         else:
             starts = _record_lines(path, records_n)
         if starts is not None:
@@ -531,7 +550,7 @@ def read_raw(
         cols = [(F.col(f"c{index[c]}") if c in index else F.lit(None).cast("string")).alias(c) for c in columns]
         raw_text = F.to_csv(F.struct(*[F.col(f"c{i}") for i in range(len(header))]), {"escape": '"', "quote": '"'})
         out = data.select(*cols, F.col("_line"), raw_text.alias("_raw"), F.lit(None).cast("string").alias("_malformed"))
-        return out, rows
+        return _not_utf8_marked(spark, out, path, scanned, types.utf8_problems), rows
     blank = F.trim(F.col("value")) == ""
     text, _, rows = _numbered(spark.read.text(str(path)), blank)
     data = text.where(~blank)
@@ -539,7 +558,28 @@ def read_raw(
     cols = [parsed[c].alias(c) for c in columns]
     malformed = F.when(parsed.isNull(), F.lit("malformed JSON line (not a JSON object)"))
     out = data.select(*cols, F.col("_line"), F.col("value").alias("_raw"), malformed.alias("_malformed"))
-    return out, rows
+    return _not_utf8_marked(spark, out, path, scanned, types.json_utf8_problems), rows
+
+
+def _not_utf8_marked(spark: Any, out: Any, path: Path, scanned: Scanned | None, find: Any) -> Any:
+    """``out`` with ``_malformed`` set on the records holding bytes that are not UTF-8 (Spark
+    reads them as U+FFFD): quarantined with the line and column ``eval`` names in its error."""
+    from pyspark.sql import functions as F
+
+    if scanned is None or scanned.utf8:
+        return out
+    bad = find(path, None)
+    if not bad:
+        return out
+    marks = spark.createDataFrame(sorted(bad.items()), "_bad_line long, _bad_reason string")
+    marked = (out.join(F.broadcast(marks), out["_line"] == marks["_bad_line"], "left")
+              .withColumn("_malformed", F.coalesce(F.col("_bad_reason"), F.col("_malformed")))
+              .drop("_bad_line", "_bad_reason"))
+    # Spark's text reader keeps the bytes as they are: quarantine stores them as U+FFFD (a
+    # Delta string column holds UTF-8)
+    texts = [f.name for f in marked.schema.fields if f.dataType.typeName() == "string" and f.name != "_malformed"]
+    return marked.select(*[F.make_valid_utf8(F.col(f"`{c}`")).alias(c) if c in texts else F.col(f"`{c}`")
+                           for c in marked.columns])
 
 
 def _record_lines(path: Path, records: int) -> list[int] | None:
@@ -582,12 +622,20 @@ def _split_record_lines(scanned: Scanned) -> list[int] | None:
 
 def _csv_header(path: Path) -> list[str]:
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
+        # bytes that are not UTF-8 kept as surrogates: the decoder reads ahead of the header
+        # line, and such bytes in a record quarantine that record (``read_raw``)
+        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
             header = next(csv.reader(fh), [])
-    except csv.Error as err:  # a UnicodeDecodeError goes to csv_header_ok, which names it
+    except csv.Error as err:
         raise IngestError(f"{path}: unreadable CSV header ({err})") from None
     if not header:
         raise IngestError(f"{path}: empty CSV file (a header line is required)")
+    from trendlake.schemas import types
+
+    for name in header:
+        byte = types.first_undecodable_byte(name)
+        if byte is not None:
+            raise IngestError(f"{path}: CSV header line is not UTF-8 text (byte 0x{byte:02x})")
     return [h.strip() for h in header]
 
 
@@ -782,8 +830,11 @@ def spark_time(raw: Sql, name: str, unit: str | None, lets: Lets) -> tuple[Sql, 
         plausible = (number * lit(float(f)) >= lit(float(types.MIN_US))) & (
             number * lit(float(f)) < lit(float(types.MAX_US)))
         hint = when(plausible, lit(f": {text}")).otherwise(hint)
-    number_problem = when(finite & ~inside, call(
-        "concat", lit(f"{name} "), t, lit(" is year "), year, lit(f" as {unit}"), hint))
+    years = scaled / lit(1_000_000.0) / lit(types.SECONDS_PER_YEAR) + lit(1970.0)
+    far_head, far_tail = types.far_number_reason(name, "\0").split("\0")
+    far = call("concat", lit(far_head), t, lit(far_tail))
+    number_problem = when(finite & ~inside, when(call("abs", years) < lit(types.FAR_YEARS), call(
+        "concat", lit(f"{name} "), t, lit(" is year "), year, lit(f" as {unit}"), hint)).otherwise(far))
     # ISO-8601, rebuilt in one canonical form Spark's cast reads
     iso = lets.let(~decimal & t.rlike(types.ISO_TIME))
     groups = {i: lets.let(when(iso, call("regexp_extract", t, types.ISO_TIME, i))) for i in range(1, 9)}
@@ -899,7 +950,7 @@ def ingest(
             refusals.append((path.name, None, str(err)))
             continue
         try:
-            precheck(path, scanned)
+            precheck(path, scanned, stream_schema)
         except FileRefused as err:
             refusals.append((path.name, scanned.checksum, str(err)))
             continue
@@ -962,23 +1013,61 @@ def ingest(
     return report
 
 
-def precheck(path: Path, scanned: Scanned) -> None:
+def precheck(path: Path, scanned: Scanned, stream_schema: dict[str, Any] | None = None) -> None:
     """Refuse a file that cannot be read before it counts as seen (an empty or non-UTF-8 CSV header,
-    a CSV header over the line limit, a file that is not Parquet)."""
+    a CSV header over the line limit, a CSV file that does not tokenize cleanly, a file that is
+    not Parquet, a Parquet column of a type the typing rules do not read)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     fmt = FORMATS[path.suffix.lower()]
     if fmt == "parquet":
         try:
-            pq.read_schema(path)
+            schema = pq.read_schema(path)
         except (pa.ArrowException, OSError) as err:
             raise FileRefused(f"not a readable Parquet file ({_first_line(err)})") from None
+        if stream_schema is not None:
+            parquet_types_ok(path, schema, stream_schema)
     elif fmt == "csv":
         long_lines = scanned.long_lines
         if long_lines and long_lines[0][0] == 1:
             raise FileRefused(f"CSV header line is {long_lines[0][2]} bytes, over the {LINE_LIMIT}-byte line limit")
         csv_header_ok(path)
+        from trendlake.schemas import types
+
+        problem = types.csv_token_problem(path)
+        if problem is not None:
+            # the rows after a stray quote cannot be told apart: nothing of the file is read
+            raise FileRefused(problem)
+
+
+def parquet_types_ok(path: Path, schema: Any, stream_schema: dict[str, Any]) -> None:
+    """Refuse a Parquet file whose type, time or attribute column is of an Arrow type the typing
+    rules do not read (``types.arrow_type_problem``; ``eval`` refuses it alike), naming the
+    first row holding a value."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from trendlake.schemas import types
+
+    roles = {stream_schema["type_column"]: "attribute", stream_schema["time_column"]: "time",
+             **{name: "attribute" for name in stream_schema["attributes"]}}
+    for field_ in schema:
+        role = roles.get(field_.name)
+        problem = None if role is None else types.arrow_type_problem(field_.type, role)
+        if problem is not None:
+            column = pq.read_table(path, columns=[field_.name]).column(0)
+            hits = np.flatnonzero(types._np_bool(column.is_valid()))
+            row = f"row {int(hits[0]) + 1}: " if len(hits) else ""
+            raise FileRefused(f"{row}column '{field_.name}': {problem}")
+    # Parquet text is not checked on reading (Spark would store the bytes as they are)
+    texts = [f.name for f in schema if f.name in roles and (
+        pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_dictionary(f.type))]
+    table = pq.read_table(path, columns=texts) if texts else None
+    for name in texts:
+        bad = types.invalid_utf8(table.column(name))
+        if bad is not None:
+            raise FileRefused(f"row {bad[0] + 1}: column '{name}': not UTF-8 text (byte 0x{bad[1]:02x})")
 
 
 def _prepare(item: _Todo, work: Path) -> tuple[Path, str | None]:

@@ -66,6 +66,7 @@ MAX_US = 10_413_792_000 * 1_000_000  # 2300-01-01T00:00:00Z (exclusive)
 LONG_LIMIT = 9.2e18  # |double| below this converts to a long exactly when integral
 SECONDS_PER_YEAR = 31_556_952.0  # mean Gregorian year, for the year shown in a reason
 MAX_OFFSET_MINUTES = 18 * 60
+FAR_YEARS = 1e15  # an epoch number this many years from 1970 or more is "no time" (implausible_number_reason)
 
 
 class TypingError(ValueError):
@@ -86,8 +87,14 @@ def approximate_year(us: float) -> int:
 
 
 def implausible_number_reason(name: str, raw: str, number: float, unit: str) -> str:
-    """Why the epoch number ``raw`` (as ``number``) is out of range in ``unit``."""
+    """Why the epoch number ``raw`` (as ``number``) is out of range in ``unit``.
+
+    A number whose year would be ``FAR_YEARS`` or more away (1.7e308, -1e300) is no time
+    in any unit: the reason says so instead of showing a year of hundreds of digits."""
     factor = TIME_UNITS[unit]
+    years = number * factor / 1_000_000.0 / SECONDS_PER_YEAR + 1970.0
+    if not abs(years) < FAR_YEARS:
+        return far_number_reason(name, raw)
     year = approximate_year(number * factor)
     head = f"{name} {raw} is year {year} as {unit}"
     for other, f in (*TIME_UNITS.items(), ("nanoseconds", 0.001)):
@@ -98,8 +105,259 @@ def implausible_number_reason(name: str, raw: str, number: float, unit: str) -> 
     return f"{head}, outside {MIN_YEAR}..{MAX_YEAR}"
 
 
+def far_number_reason(name: str, raw: str) -> str:
+    return f"{name} {raw} is no time: far outside the years {MIN_YEAR}..{MAX_YEAR} in every time unit"
+
+
 def implausible_iso_reason(name: str, raw: str, year: int) -> str:
     return f"{name} '{raw}' is year {year}, outside {MIN_YEAR}..{MAX_YEAR}"
+
+
+# ---------------------------------------------------------------------- Arrow types
+
+
+def arrow_type_problem(kind: Any, role: str = "attribute") -> str | None:
+    """None when values of the Arrow type ``kind`` are typed by the rules; else why a column of
+    it is refused (both readers refuse it whole, naming the first row holding a value).
+
+    Typed: integers of every width (uint64 beyond 2**63 - 1 is no long), floats, booleans,
+    decimals (as their exact decimal text), text of every encoding (dictionary-encoded too),
+    and the null type; for the time column (``role="time"``) also timestamps and dates.
+    Refused: binary data, times of day, durations, intervals, timestamps and dates as
+    attributes, and every nested type (list, struct, map, union)."""
+    import pyarrow as pa
+
+    t = pa.types
+    if t.is_dictionary(kind):
+        return arrow_type_problem(kind.value_type, role)
+    if (t.is_integer(kind) or t.is_floating(kind) or t.is_boolean(kind) or t.is_null(kind) or t.is_decimal(kind)
+            or t.is_string(kind) or t.is_large_string(kind) or t.is_string_view(kind)):
+        return None
+    if role == "time" and (t.is_timestamp(kind) or t.is_date(kind)):
+        return None
+    if t.is_struct(kind):
+        return "a JSON object where a single value belongs"
+    if t.is_map(kind):
+        return "a map where a single value belongs"
+    if t.is_list(kind) or t.is_large_list(kind) or t.is_fixed_size_list(kind) or t.is_list_view(kind) or (
+            t.is_large_list_view(kind)):
+        return "a list where a single value belongs"
+    if t.is_binary(kind) or t.is_large_binary(kind) or t.is_fixed_size_binary(kind) or t.is_binary_view(kind):
+        return f"binary data ({kind}) where text or a number belongs: store it as UTF-8 text"
+    if role == "time":
+        return f"a {kind} column is no point in time: store times as timestamps, epoch numbers or ISO-8601 text"
+    if t.is_temporal(kind) or t.is_interval(kind):
+        return (f"a {kind} column is no attribute type (long, double, string, boolean): "
+                "store it as epoch numbers or as text")
+    return f"Arrow type {kind} is no attribute type (long, double, string, boolean)"
+
+
+def invalid_utf8(arr: Any) -> tuple[int, int] | None:
+    """(row, byte) of the first value of a text column (Parquet's strings are not checked on
+    reading) holding bytes that are not UTF-8; None when all are UTF-8 or it is no text."""
+    import pyarrow as pa
+
+    arr = _combined(arr)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return None
+    try:
+        arr.validate(full=True)
+        return None
+    except pa.ArrowInvalid:
+        pass
+    raw = arr.cast(pa.large_binary() if pa.types.is_large_string(arr.type) else pa.binary())
+    for i, value in enumerate(raw.to_pylist()):
+        if value is not None:
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError as err:
+                return i, value[err.start]
+    return None
+
+
+# ---------------------------------------------------------------------- CSV text
+
+
+CSV_SEPARATORS = (ord(","), ord("\n"), ord("\r"))
+BOM = b"\xef\xbb\xbf"
+
+
+def csv_token_problem(path: Any) -> str | None:
+    """None when the CSV file tokenizes cleanly by RFC 4180, else ``"line N: <why>"``.
+
+    Not clean: a quoted field not closed before the end of the file (a stray quote turns the
+    rest of the file into one field), and text after a field's closing quote other than a
+    separator or a line break (``"ab"c``). A quote inside a field that does not start with
+    one is an ordinary character (``5"``), as in every CSV reader. A vectorized pass over the
+    quote characters proves the common file clean; Python's strict ``csv`` reader finds the
+    line of a problem (and clears a file whose quotes are only ordinary characters)."""
+    import mmap
+
+    with open(path, "rb") as fh:
+        if fh.seek(0, 2) == 0:
+            return None
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data.find(b'"') < 0:
+                return None
+            start = len(BOM) if data[: len(BOM)] == BOM else 0
+            if _quotes_pair_cleanly(data, start):
+                return None
+    return _strict_csv_problem(path)
+
+
+def _quotes_pair_cleanly(data: Any, start: int) -> bool:
+    """Pairing the quote characters in order as (opening, closing), does every opening one
+    start a field (or directly follow a closing one: a doubled quote) and every closing one
+    end a field (or directly precede an opening one)? Then every quote is a field's quote or
+    a doubled one, and the file tokenizes cleanly."""
+    bytes_ = np.frombuffer(data, np.uint8)
+    try:
+        n = len(bytes_)
+        block = 1 << 26
+        quotes = np.concatenate([np.flatnonzero(bytes_[at : at + block] == 34) + at for at in range(0, n, block)])
+        if len(quotes) % 2:
+            return False
+        opening, closing = quotes[0::2], quotes[1::2]
+        before = bytes_[np.maximum(opening - 1, 0)]
+        opens_field = _separator(before) | (opening == start)
+        opens_field[1:] |= opening[1:] == closing[:-1] + 1
+        after = bytes_[np.minimum(closing + 1, n - 1)]
+        ends_field = _separator(after) | (closing == n - 1)
+        ends_field[:-1] |= closing[:-1] + 1 == opening[1:]
+        return bool(opens_field.all() and ends_field.all())
+    finally:
+        del bytes_
+
+
+def _separator(b: np.ndarray) -> np.ndarray:
+    comma, lf, cr = CSV_SEPARATORS
+    return (b == comma) | (b == lf) | (b == cr)
+
+
+def _strict_csv_problem(path: Any) -> str | None:
+    import csv
+    import sys
+
+    limit = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    try:
+        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
+            reader = csv.reader(fh, strict=True)
+            record_start = 1
+            try:
+                for _ in reader:
+                    record_start = reader.line_num + 1
+            except csv.Error as err:
+                if "end of data" in str(err) or "EOF" in str(err):
+                    return (f"line {record_start}: a quoted field is not closed before the end of the file "
+                            "(a stray '\"'?)")
+                return (f"line {reader.line_num}: text after the closing quote of a field "
+                        "(a quote inside a quoted field is written twice: \"\")")
+    finally:
+        csv.field_size_limit(limit)
+    return None
+
+
+def utf8_problems(path: Any, limit: int | None = 1) -> dict[int, str]:
+    """Records of a CSV file holding bytes that are not UTF-8: ``{line the record starts on:
+    "column 'c': not UTF-8 text (byte 0xNN)"}``, at most ``limit`` of them (None: all); the
+    header line names no column."""
+    import csv
+    import sys
+
+    found: dict[int, str] = {}
+    old = csv.field_size_limit()
+    csv.field_size_limit(sys.maxsize)
+    try:
+        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
+            reader = csv.reader(fh)
+            header: list[str] | None = None
+            start = 1
+            for record in reader:
+                if header is None:
+                    header = record
+                for i, value in enumerate(record):
+                    bad = first_undecodable_byte(value)
+                    if bad is not None:
+                        column = header[i] if record is not header and i < len(header) else None
+                        where = f"column '{column}': " if column is not None else ""
+                        found[start] = f"{where}not UTF-8 text (byte 0x{bad:02x})"
+                        break
+                if limit is not None and len(found) >= limit:
+                    break
+                start = reader.line_num + 1
+    finally:
+        csv.field_size_limit(old)
+    return found
+
+
+def json_utf8_problems(path: Any, limit: int | None = 1) -> dict[int, str]:
+    """Lines of a JSON-lines file holding bytes that are not UTF-8, as ``utf8_problems``: the
+    column is the key whose value holds them, where the line is a JSON object."""
+    import json
+
+    found: dict[int, str] = {}
+    line_no = 0
+    with open(path, "rb") as fh:
+        for chunk in fh:
+            for raw in chunk.splitlines() or [b""]:  # a lone CR ends a line too
+                line_no += 1
+                try:
+                    raw.decode("utf-8")
+                    continue
+                except UnicodeDecodeError as err:
+                    byte = raw[err.start]
+                text = raw.decode("utf-8", "surrogateescape")
+                where = ""
+                try:
+                    row = json.loads(text)
+                except ValueError:
+                    row = None
+                if isinstance(row, dict):
+                    for key, value in row.items():
+                        if first_undecodable_byte(str(key)) is not None:
+                            break  # in a key: no column to name
+                        if first_undecodable_byte(json.dumps(value, ensure_ascii=False)) is not None:
+                            where = f"column '{key}': "
+                            break
+                found[line_no] = f"{where}not UTF-8 text (byte 0x{byte:02x})"
+                if limit is not None and len(found) >= limit:
+                    return found
+    return found
+
+
+def java_double_text(value: float) -> str:
+    """A double as Java's ``Double.toString`` writes it (shortest digits; ``1000.0``,
+    ``1.0E20``, ``1.5E-5``, ``-0.0``, ``Infinity``): the text Spark gives a JSON number read as
+    text, which both readers then type (a JSON number in a ``string`` column)."""
+    import decimal
+
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    magnitude = abs(value)
+    if magnitude == 0.0:
+        return f"{sign}0.0"
+    exact = decimal.Decimal(repr(magnitude)).normalize()
+    if 1e-3 <= magnitude < 1e7:
+        text = f"{exact:f}"
+        return sign + (text if "." in text else text + ".0")
+    digits = "".join(map(str, exact.as_tuple().digits))
+    exponent = len(digits) + int(exact.as_tuple().exponent) - 1
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
+
+
+def first_undecodable_byte(text: str) -> int | None:
+    """The first byte that was not UTF-8 in text decoded with ``surrogateescape`` (None: none)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return ord(text[err.start]) - 0xDC00
+    return None
 
 
 # ---------------------------------------------------------------------- Arrow implementation
@@ -178,12 +436,12 @@ def cast_column(arr: Any, kind: str, name: str) -> Typed:
     # fast paths: Arrow values that already are of the kind
     if kind == "long" and pa.types.is_integer(arr.type):
         if pa.types.is_uint64(arr.type):
-            big = _np_bool(pc.greater(arr, 2**63 - 1))
+            big = _np_bool(pc.greater(arr, pa.scalar(2**63 - 1, pa.uint64())))
             values = pc.if_else(pa.array(big), pa.scalar(None, pa.uint64()), arr).cast(pa.int64())
             return Typed(values, big, lambda i: f"attribute '{name}' is not a long: '{_raw_at(arr, i)}'")
         return Typed(arr.cast(pa.int64()), np.zeros(n, dtype=bool), _no_reason)
     if kind == "double" and (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
-        values = arr.cast(pa.float64())
+        values = arr.cast(pa.float64(), safe=False)  # integers beyond 2**53 round, as their text does
         bad = ~_np_bool(pc.is_finite(values)) & _np_bool(values.is_valid())
         if bad.any():
             values = pc.if_else(pa.array(bad), pa.scalar(None, pa.float64()), values)
@@ -236,7 +494,11 @@ def _plain_integers(text: Any, kind: str) -> Any | None:
         longs = pc.cast(text, pa.int64())
     except (pa.ArrowInvalid, OverflowError):
         return None  # beyond 64 bits: the full rules decide
-    return longs if kind == "long" else pc.cast(longs, pa.float64()) if _exact_doubles(longs) else None
+    if kind == "long":
+        return longs
+    if pc.any(pc.and_(pc.starts_with(text, "-"), pc.equal(longs, 0))).as_py():
+        return None  # "-0" is the double -0.0, which the integer 0 cannot give
+    return pc.cast(longs, pa.float64()) if _exact_doubles(longs) else None
 
 
 def _exact_doubles(longs: Any) -> bool:

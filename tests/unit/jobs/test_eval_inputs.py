@@ -51,10 +51,16 @@ def run(capsys, workload: Path, events: Path, schema: Path | None) -> tuple[int,
     return code, captured.out, captured.err
 
 
+def exact(row: dict) -> dict:
+    """Each value as (type, repr): 3 is not 3.0, -0.0 is not 0.0, and NaN equals NaN."""
+    return {k: (type(v).__name__, repr(v)) for k, v in row.items()}
+
+
 def result(out: str) -> dict:
+    """The one result row's aggregates, compared exactly (``exact``)."""
     rows = [json.loads(line) for line in out.splitlines()]
     assert len(rows) == 1, rows
-    return {k: rows[0][k] for k in EXPECTED}
+    return exact({k: rows[0][k] for k in EXPECTED})
 
 
 def one_line_error(code: int, out: str, err: str, *parts: str) -> None:
@@ -74,7 +80,7 @@ def test_good_file_gives_the_worked_answer(setup, tmp_path: Path, capsys, with_s
     events.write_text(GOOD)
     code, out, err = run(capsys, workload, events, schema if with_schema else None)
     assert code == 0, err
-    assert result(out) == EXPECTED
+    assert result(out) == exact(EXPECTED)
 
 
 @pytest.mark.parametrize(
@@ -126,7 +132,7 @@ def test_json_lines_with_mixed_kinds_follow_the_rules(setup, tmp_path: Path, cap
     events.write_text("\n\n".join(json.dumps(r) for r in rows) + "\n")
     code, out, err = run(capsys, workload, events, schema)
     assert code == 0, err
-    assert result(out) == EXPECTED
+    assert result(out) == exact(EXPECTED)
 
 
 def test_parquet_decimal_columns_are_numbers(setup, tmp_path: Path, capsys) -> None:
@@ -146,7 +152,7 @@ def test_parquet_decimal_columns_are_numbers(setup, tmp_path: Path, capsys) -> N
     for s in (schema, None):
         code, out, err = run(capsys, workload, events, s)
         assert code == 0, err
-        assert result(out) == EXPECTED
+        assert result(out) == exact(EXPECTED)
 
 
 def test_parquet_fraction_in_a_long_column_names_the_row(setup, tmp_path: Path, capsys) -> None:
@@ -184,7 +190,7 @@ def test_declared_time_unit_reads_milliseconds(setup, tmp_path: Path, capsys) ->
                       .replace("1767607382,", "1767607382000,"))
     code, out, err = run(capsys, workload, events, schema)
     assert code == 0, err
-    assert result(out) == EXPECTED
+    assert result(out) == exact(EXPECTED)
     assert json.loads(out.splitlines()[0])["window_start"] == "2026-01-05T10:00:00Z"
 
 
@@ -204,7 +210,7 @@ def test_parquet_timestamps_of_any_unit(setup, tmp_path: Path, capsys, unit: str
     }), events)
     code, out, err = run(capsys, workload, events, schema)
     assert code == 0, err
-    assert result(out) == EXPECTED
+    assert result(out) == exact(EXPECTED)
 
 
 def test_int64_milliseconds_in_parquet(setup, tmp_path: Path, capsys) -> None:
@@ -223,7 +229,7 @@ def test_int64_milliseconds_in_parquet(setup, tmp_path: Path, capsys) -> None:
     schema.write_text(json.dumps(dict(SCHEMA, time_unit="milliseconds")))
     code, out, err = run(capsys, workload, events, schema)
     assert code == 0, err
-    assert result(out) == EXPECTED
+    assert result(out) == exact(EXPECTED)
 
 
 @pytest.mark.parametrize("ts", ["1850-01-01T00:00:00Z", "2400-01-01", "-999999999999999999999"])
@@ -242,7 +248,7 @@ def test_a_field_over_128_kib_is_read_whole(setup, tmp_path: Path, capsys) -> No
     for s in (schema, None):
         code, out, err = run(capsys, workload, events, s)
         assert code == 0, err
-        assert result(out) == EXPECTED
+        assert result(out) == exact(EXPECTED)
 
 
 def test_a_field_beyond_the_block_size_is_an_error(setup, tmp_path: Path, capsys, monkeypatch) -> None:
@@ -262,7 +268,7 @@ def test_a_utf8_bom_is_skipped(setup, tmp_path: Path, capsys) -> None:
     for s in (schema, None):
         code, out, err = run(capsys, workload, events, s)
         assert code == 0, err
-        assert result(out) == EXPECTED
+        assert result(out) == exact(EXPECTED)
 
 
 def test_quoted_line_breaks_stay_in_one_field(setup, tmp_path: Path, capsys) -> None:
@@ -275,7 +281,7 @@ def test_quoted_line_breaks_stay_in_one_field(setup, tmp_path: Path, capsys) -> 
     events.write_text(GOOD.replace(",,a\n", ',,"first line\nsecond, ""quoted"" line"\n'))
     code, out, err = run(capsys, workload, events, schema)
     assert code == 0, err
-    assert result(out) == EXPECTED
+    assert result(out) == exact(EXPECTED)
 
 
 def test_read_table_keeps_the_multi_line_value(tmp_path: Path) -> None:
@@ -337,7 +343,7 @@ def test_eval_imports_no_pipeline_library(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "LOADED []" in proc.stderr
-    assert result(proc.stdout) == EXPECTED
+    assert result(proc.stdout) == exact(EXPECTED)
 
 
 # cells the typing rules and pyarrow's own inference may read differently
