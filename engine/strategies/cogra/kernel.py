@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import NAN
+from trendlake.engine.aggregates import NAN, exact_sum
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.layout import LIMIT, Layout, frozen
@@ -307,23 +307,33 @@ def _step_stats(
     nsteps: int,
 ) -> dict[str, list[Any]]:
     """Per step: sum (S), min (MN) and max (MX) of the attribute over the step's events;
-    only meaningful for steps of the variables in ``owners``."""
-    if isinstance(col, np.ndarray) and nsteps:
-        n = len(col)
-        if not (
-            col.dtype.kind in "iu" and "S" in kinds and n and int(np.abs(col).max()) * n >= 2**63
-        ):
-            ufunc = {"S": np.add, "MN": np.minimum, "MX": np.maximum}
-            return {kind: ufunc[kind].reduceat(col, ev_lo).tolist() for kind in kinds}
+    only meaningful for steps of the variables in ``owners``. Sums are exact: of ints as
+    Python ints (numpy's int64 only where a bound in Python ints shows it cannot wrap), of
+    floats as exact ``FSum`` values (never numpy's order-dependent float sums)."""
+    out: dict[str, list[Any]] = {}
+    if isinstance(col, np.ndarray) and nsteps and len(col):
+        kind_of = col.dtype.kind
+        ufunc = {"S": np.add, "MN": np.minimum, "MX": np.maximum}
+        vector = {"MN", "MX"} & kinds if kind_of in "iuf" else set()
+        if "S" in kinds and kind_of in "iu":
+            # |a sum of a step| <= the longest step times the largest magnitude, both exact
+            bound = max(-int(col.min()), int(col.max())) * int((ev_hi - ev_lo).max())
+            if col.dtype.kind == "i" and bound < 2**63:
+                vector.add("S")
+        with np.errstate(invalid="ignore"):
+            for kind in vector:
+                out[kind] = ufunc[kind].reduceat(col, ev_lo).tolist()
+        if len(out) == len(kinds):
+            return out
         col = col.tolist()
-    out: dict[str, list[Any]] = {kind: [0] * nsteps for kind in kinds}
-    fns = {"S": sum, "MN": min, "MX": max}
+    rest = kinds - out.keys()
+    for kind in rest:
+        out[kind] = [0] * nsteps
+    fns = {"S": exact_sum, "MN": min, "MX": max}
     for s, (lo, hi, c) in enumerate(zip(ev_lo.tolist(), ev_hi.tolist(), code_list, strict=True)):
         if c not in owners:
             continue
         values = [_item(x) for x in col[lo:hi]]
-        for kind in kinds:
+        for kind in rest:
             out[kind][s] = fns[kind](values)
     return out
-
-
