@@ -192,3 +192,28 @@ def test_infinities_follow_ieee() -> None:
             (row,) = evaluate(plan, _rows(spec), strategy)
             got = (row["SUM(K.x)"], row["AVG(K.x)"], row["MIN(K.x)"], row["MAX(K.x)"])
             assert all(same(a, b) for a, b in zip(got, want, strict=True)), (strategy, spec, got)
+
+
+@pytest.mark.parametrize("values", [
+    [0.1 * i + 1 / 3 for i in range(40)],  # sums that float64 rounds differently by order
+    [1.7e308, -1.7e308, 1e308, math.inf, 2.5, -math.inf, 1.7e308] * 3,  # OverflowError in groups
+    [1.7e308] * 12,  # the exact sums leave the double range: OVERFLOW, the means are reported
+])
+def test_type_grained_groups_equal_each_query_alone_exactly(values: list[float]) -> None:
+    """A type-grained sharing group (static and dynamic) gives its queries' rows alone bit for
+    bit: float sums included (they differed in the last digits), infinities and values near
+    the float maximum included (they raised OverflowError)."""
+    spec: list[tuple[str, Any]] = [("A", 1.0), ("B", 2.0)]
+    for i, x in enumerate(values):
+        spec.append(("K", x))
+        if i % 7 == 3:
+            spec.append(("A" if i % 2 else "B", float(i)))
+    rows = _rows(spec)
+    text = TYPE_GRAINED.split("QUERY c1")[0]  # a1, a2, s1, s2: one type-grained group
+    alone = build_plan(parse_workload(text), planner="none")
+    assert len(every_sharable_set(alone["queries"], "static")) == 1
+    want = evaluate(alone, rows, "greta")
+    assert same_rows(evaluate(alone, rows, "cogra"), want)
+    for decision in ("static", "dynamic"):
+        shared = dict(alone, sharing=every_sharable_set(alone["queries"], decision))
+        assert same_rows(evaluate(shared, rows, "auto"), want), decision
