@@ -45,6 +45,7 @@ __all__ = [
     "contribution",
     "copy_aggs",
     "exact_sum",
+    "float_terms",
     "exact_mode",
     "from_state",
     "max_present",
@@ -233,6 +234,21 @@ class FSum:
 
     def __repr__(self) -> str:
         return f"FSum({self.n}, {self.pinf}, {self.ninf})"
+
+
+def float_terms(col: Any) -> list[Any]:
+    """A float64 column's values as :class:`FSum` terms (a NaN, missing, as 0), converted
+    together: each finite value is ``m * 2**(e - 53)`` with an integer ``m`` (``np.frexp``)."""
+    col = np.asarray(col, dtype=np.float64)
+    finite = np.isfinite(col)
+    mant, exp = np.frexp(np.where(finite, col, 0.0))
+    m = (mant * 2.0**53).astype(np.int64).tolist()
+    shift = (exp.astype(np.int64) + (_SHIFT - 53)).tolist()
+    out: list[Any] = [FSum(x << k) if k >= 0 else FSum(x >> -k) for x, k in zip(m, shift, strict=True)]
+    if not finite.all():
+        for i in np.flatnonzero(~finite).tolist():
+            out[i] = contribution(float(col[i])) if col[i] == col[i] else 0
+    return out
 
 
 def contribution(value: Any) -> Any:

@@ -46,6 +46,7 @@ from trendlake.engine.aggregates import (
     FSum,
     contribution,
     exact_sum,
+    float_terms,
     max_present,
     min_present,
     norm,
@@ -445,10 +446,7 @@ def run_group(
     k_only = [kcount[g] == gend_l[g] - gstart_l[g] and pair_lo[g] == pair_hi[g] for g in range(ng)] if uniform else []
     gpane = panes(ts_arr[gstart], within, slide).tolist() if n > 1 else [0] * ng
     # the values as terms of the exact H: ints as they are, floats as exact FSum values
-    scaled_lists = {
-        a: ([0 if x is None or x != x else FSum.of(x) for x in col_lists[a]] if scale[a] != 1 else col_lists[a])
-        for a in int_attrs
-    }
+    scaled_lists = {a: (float_terms(cols[a]) if scale[a] != 1 else col_lists[a]) for a in int_attrs}
     g = 0
     while g < ng:
         lo, hi = gstart_l[g], gend_l[g]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import NAN, exact_sum
+from trendlake.engine.aggregates import NAN, FSum, exact_sum
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.layout import LIMIT, Layout, frozen
@@ -320,6 +320,8 @@ def _step_stats(
             bound = max(-int(col.min()), int(col.max())) * int((ev_hi - ev_lo).max())
             if col.dtype.kind == "i" and bound < 2**63:
                 vector.add("S")
+        elif "S" in kinds and kind_of == "f":
+            out["S"] = float_step_sums(col, ev_lo)
         with np.errstate(invalid="ignore"):
             for kind in vector:
                 out[kind] = ufunc[kind].reduceat(col, ev_lo).tolist()
@@ -337,3 +339,44 @@ def _step_stats(
         for kind in rest:
             out[kind][s] = fns[kind](values)
     return out
+
+
+def float_step_sums(col: np.ndarray, ev_lo: np.ndarray) -> list[Any]:
+    """The exact sum (an ``FSum``) of a float column over each step ``ev_lo[i]`` up to the
+    next step's start; NaN (missing) values count as 0.
+
+    Each finite value is ``m * 2**(e - 53)`` with an integer ``m`` (``np.frexp``). Relative
+    to the smallest such exponent ``b`` of the column every value is the integer
+    ``m << (e - 53 - b)``; the steps sum those integers (in int64 where a bound shows they
+    cannot wrap, else as Python ints), and each step's sum times ``2**b`` is its multiple
+    of 2**-1074, exact. Infinities are counted apart."""
+    col = np.asarray(col, dtype=np.float64)
+    finite = np.isfinite(col)
+    vals = np.where(finite, col, 0.0)
+    mant, exp = np.frexp(vals)
+    m = (mant * 2.0**53).astype(np.int64)
+    nonzero = m != 0
+    if not nonzero.any():
+        sums = [0] * len(ev_lo)
+        to_units = 0
+    else:
+        e = exp.astype(np.int64) - 53
+        base = int(e[nonzero].min())
+        shift = np.where(nonzero, e - base, 0)
+        longest = int(np.diff(np.append(ev_lo, len(col))).max()) if len(ev_lo) else 0
+        if int(shift.max()) + 53 + longest.bit_length() < 63:
+            sums = np.add.reduceat(m << shift, ev_lo).tolist()
+        else:
+            scaled = np.empty(len(m), dtype=object)
+            scaled[:] = [x << k for x, k in zip(m.tolist(), shift.tolist(), strict=True)]
+            sums = np.add.reduceat(scaled, ev_lo).tolist()
+        to_units = base + 1074  # the sums times 2**base, in units of 2**-1074
+    if to_units >= 0:
+        ns = [n << to_units for n in sums]
+    else:  # subnormal values: every sum is still a multiple of 2**-1074
+        ns = [n >> -to_units for n in sums]
+    if finite.all():
+        return [FSum(n) for n in ns]
+    pinf = np.add.reduceat((col == np.inf).astype(np.int64), ev_lo).tolist()
+    ninf = np.add.reduceat((col == -np.inf).astype(np.int64), ev_lo).tolist()
+    return [FSum(n, p, q) for n, p, q in zip(ns, pinf, ninf, strict=True)]
