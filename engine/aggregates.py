@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from trendlake.engine.query import CompiledQuery
 
 __all__ = [
@@ -38,9 +39,13 @@ __all__ = [
     "SUM_BOUND",
     "Aggs",
     "Algebra",
+    "FSum",
     "Far",
     "WindowResult",
+    "contribution",
     "copy_aggs",
+    "exact_sum",
+    "float_terms",
     "exact_mode",
     "from_state",
     "max_present",
@@ -49,6 +54,7 @@ __all__ = [
     "merge_into",
     "min_present",
     "norm",
+    "out_value",
     "results_of",
     "sat",
     "scale",
@@ -77,13 +83,212 @@ Agg = Any  # a number (COUNT(*) only) or a list laid out by Algebra
 Aggs = dict[int, Agg]  # window index -> aggregate
 
 
+_SHIFT = 1074  # every finite float is an integer multiple of 2**-1074
+_N_BIG = 1 << 4000  # an FSum's scaled part beyond this (exact mode) becomes a Far number
+
+
+class FSum:
+    """The exact sum of float values (with multiplicities), rounded only at output.
+
+    A linear combination ``n * 2**-1074 + pinf * inf + ninf * (-inf)``: ``n`` the exact
+    finite part (every finite float is an integer multiple of 2**-1074), ``pinf`` and
+    ``ninf`` how many times +inf and -inf were added. Every component is an int (or, past
+    ``BIG`` in exact mode, a :class:`Far` number), so adding, subtracting and multiplying
+    by counts is exact and independent of the order, which the kernels' algebraic steps
+    (``(z + sz) * P - sz``, exact division of shared coefficients) rely on. Its value
+    (:meth:`value`) is the exact sum correctly rounded to a float: NaN when both
+    infinities occur, else the infinity that occurs, else ``n / 2**1074`` rounded once
+    (±inf past the float range, as IEEE rounding does; -0.0 never: a zero is 0.0).
+
+    A bare float NaN in a state is the saturation marker (an overflowed count): any
+    operation with it gives NaN, except that a zero FSum times it stays zero (``0 *
+    overflow``, as :func:`scale`). An FSum is always true (it marks a float SUM, 0.0
+    included, which reads as a float, not as the int 0).
+    """
+
+    __slots__ = ("n", "ninf", "pinf")
+
+    def __init__(self, n: Any = 0, pinf: Any = 0, ninf: Any = 0) -> None:
+        self.n = n
+        self.pinf = pinf
+        self.ninf = ninf
+
+    @staticmethod
+    def of(value: Any) -> Any:
+        """A float (or int) as an FSum; NaN (missing or saturated) stays NaN."""
+        if value.__class__ is FSum:
+            return value
+        if isinstance(value, float):
+            if value != value:
+                return value
+            if value == _INF:
+                return FSum(0, 1, 0)
+            if value == -_INF:
+                return FSum(0, 0, 1)
+            num, den = value.as_integer_ratio()
+            return FSum(num << (_SHIFT + 1 - den.bit_length()))
+        if isinstance(value, (int, np.integer)):
+            return FSum(int(value) << _SHIFT)
+        return FSum(Far.of(value) * (1 << _SHIFT))
+
+    def __add__(self, other: Any) -> Any:
+        c = other.__class__
+        if c is FSum:
+            return FSum(self.n + other.n, self.pinf + other.pinf, self.ninf + other.ninf)
+        if c is int:
+            return FSum(self.n + (other << _SHIFT), self.pinf, self.ninf) if other else self
+        if c is float and other != other:
+            return other
+        return self + FSum.of(other)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> FSum:
+        return FSum(-self.n, -self.pinf, -self.ninf)
+
+    def __sub__(self, other: Any) -> Any:
+        if other.__class__ is float and other != other:
+            return other
+        return self + (-FSum.of(other))
+
+    def __rsub__(self, other: Any) -> Any:
+        return (-self) + other
+
+    def __mul__(self, other: Any) -> Any:
+        c = other.__class__
+        if c is int or c is Far:
+            return FSum(self.n * other, self.pinf * other, self.ninf * other)
+        if c is float and other != other:  # times an overflowed count: 0 stays 0
+            return self if self.is_zero() else other
+        if isinstance(other, (int, np.integer)):
+            return self * int(other)
+        raise TypeError(f"an exact float sum times {other!r}")
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other: int) -> FSum:
+        """Exact division of every component (the caller knows the division is exact)."""
+        return FSum(self.n // other, self.pinf // other, self.ninf // other)
+
+    def is_zero(self) -> bool:
+        return not (self.n or self.pinf or self.ninf)
+
+    def __bool__(self) -> bool:
+        return True
+
+    def magnitude(self) -> Any:
+        """A bound on the components' magnitudes in units of the largest float (2**1024),
+        for the saturation bound of sums (``sum_sat``): a count of values times the float
+        range, so that no finite float sum of fewer than ``CAP`` values saturates."""
+        n = self.n
+        return max(abs(n) >> (_SHIFT + 1024) if n.__class__ is int else abs(float(n)) * 2.0**-2098,
+                   abs(self.pinf), abs(self.ninf))
+
+    def exact(self) -> bool:
+        """Whether the finite part is exact (not a rounded Far number)."""
+        return self.n.__class__ is int
+
+    def norm(self) -> FSum:
+        """Components kept bounded (exact mode): an int part past ``_N_BIG`` becomes Far."""
+        n, p, q = self.n, self.pinf, self.ninf
+        if n.__class__ is int and not -_N_BIG <= n <= _N_BIG:
+            n = Far(n, 0)
+        return FSum(n, norm(p), norm(q))
+
+    def value(self) -> float:
+        """The exact sum rounded once to a float (see the class)."""
+        p, q = self.pinf > 0, self.ninf > 0
+        if p and q:
+            return NAN
+        if p:
+            return _INF
+        if q:
+            return -_INF
+        n = self.n
+        try:
+            if n.__class__ is int:
+                return n / (1 << _SHIFT) + 0.0
+            return Far.of(n).ratio(1 << _SHIFT) + 0.0
+        except OverflowError:
+            return _INF if n > 0 else -_INF
+
+    def mean(self, count: Any) -> float:
+        """``self / count`` rounded once to a float (count > 0)."""
+        p, q = self.pinf > 0, self.ninf > 0
+        if p or q:
+            return self.value()
+        n = self.n
+        try:
+            if n.__class__ is int and count.__class__ is int:
+                return n / (count << _SHIFT) + 0.0
+            return Far.of(n).ratio(Far.of(count) * (1 << _SHIFT)) + 0.0
+        except OverflowError:
+            return _INF if n > 0 else -_INF
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is FSum:
+            return (self.n, self.pinf, self.ninf) == (other.n, other.pinf, other.ninf)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FSum({self.n}, {self.pinf}, {self.ninf})"
+
+
+def float_terms(col: Any) -> list[Any]:
+    """A float64 column's values as :class:`FSum` terms (a NaN, missing, as 0), converted
+    together: each finite value is ``m * 2**(e - 53)`` with an integer ``m`` (``np.frexp``)."""
+    col = np.asarray(col, dtype=np.float64)
+    finite = np.isfinite(col)
+    mant, exp = np.frexp(np.where(finite, col, 0.0))
+    m = (mant * 2.0**53).astype(np.int64).tolist()
+    shift = (exp.astype(np.int64) + (_SHIFT - 53)).tolist()
+    out: list[Any] = [FSum(x << k) if k >= 0 else FSum(x >> -k) for x, k in zip(m, shift, strict=True)]
+    if not finite.all():
+        for i in np.flatnonzero(~finite).tolist():
+            out[i] = contribution(float(col[i])) if col[i] == col[i] else 0
+    return out
+
+
+def contribution(value: Any) -> Any:
+    """An attribute value as a term of a SUM: ints as they are, floats as an exact
+    :class:`FSum` (so float sums do not depend on the order of additions)."""
+    return FSum.of(value) if isinstance(value, float) else value
+
+
+def exact_sum(values: Any) -> Any:
+    """The exact sum of attribute values: an int for ints, an :class:`FSum` once a float
+    is among them (0 for no values)."""
+    total: Any = 0
+    floats: list[float] = []
+    for v in values:
+        if isinstance(v, float):
+            floats.append(v)
+        else:
+            total += v
+    for v in floats:
+        total = total + FSum.of(v)
+    return total
+
+
+def out_value(value: Any) -> Any:
+    """A MIN / MAX value as reported: -0.0 as 0.0 (the two compare equal; one output form)."""
+    if value.__class__ is float and value == 0.0:
+        return 0.0
+    return value
+
+
 def sat(count: int | float) -> int | float:
     """A count, or NAN once it passed CAP (keeps big-int arithmetic bounded)."""
     return count if count <= CAP else NAN
 
 
 def sum_sat(value: Any) -> Any:
-    """A partial sum, or NAN once its magnitude passed ``SUM_BOUND``."""
+    """A partial sum, or NAN once its magnitude passed ``SUM_BOUND`` (for an exact float
+    sum, a component's magnitude in units of the values)."""
+    if value.__class__ is FSum:
+        return value if value.magnitude() <= SUM_BOUND else NAN
     if value > SUM_BOUND or value < -SUM_BOUND:
         return NAN
     return value
@@ -91,6 +296,10 @@ def sum_sat(value: Any) -> Any:
 
 def scale(value: int | float, count: int | float) -> int | float:
     """``value * count`` for a sum contribution; 0 stays 0 even for an overflowed count."""
+    if isinstance(value, float):
+        return FSum.of(value) * count if value == value else value
+    if value.__class__ is FSum:
+        return value * count
     if value == 0 or count == 0:
         return 0
     return value * count
@@ -136,6 +345,8 @@ class Far:
     # -- arithmetic ------------------------------------------------------------
 
     def __add__(self, other: Any) -> Any:
+        if other.__class__ is FSum:
+            return other + self
         o = other if other.__class__ is Far else Far.of(other)
         if o.__class__ is not Far:
             return o
@@ -164,6 +375,8 @@ class Far:
         return Far(abs(self.m), self.e)
 
     def __sub__(self, other: Any) -> Any:
+        if other.__class__ is FSum:
+            return (-other) + self
         o = Far.of(other)
         return self + (-o if isinstance(o, Far) else -o)
 
@@ -173,6 +386,8 @@ class Far:
     def __mul__(self, other: Any) -> Any:
         if isinstance(other, int):
             return Far(self.m * other, self.e)
+        if other.__class__ is FSum:
+            return other * self
         o = Far.of(other)
         if not isinstance(o, Far):
             return o * float(self.m)  # NaN or +-inf (times the sign of self)
@@ -259,6 +474,8 @@ def norm(value: Any) -> Any:
     t = type(value)
     if t is int:
         return value if -BIG <= value <= BIG else Far(value, 0)
+    if t is FSum:
+        return value.norm()
     if t is float:
         if -FLOAT_BIG <= value <= FLOAT_BIG or value != value:
             return value
@@ -269,6 +486,10 @@ def norm(value: Any) -> Any:
 def scale_exact(value: Any, count: Any) -> Any:
     """``value * count`` for a sum contribution in exact mode (:func:`norm`'d); a float value
     times a count past the float range is computed as a Far number."""
+    if isinstance(value, float) and value == value:
+        value = FSum.of(value)
+    if value.__class__ is FSum:
+        return (value * count).norm()
     if value == 0 or count == 0:
         return 0
     try:
@@ -348,11 +569,17 @@ def merge_into(partials: dict[Any, WindowResult], key: Any, result: WindowResult
 
 
 def _encode(x: Any) -> Any:
+    if x.__class__ is FSum:
+        return {"fsum": [_encode(x.n), _encode(x.pinf), _encode(x.ninf)]}
     return {"far": [x.m, x.e]} if isinstance(x, Far) else x
 
 
 def _decode(x: Any) -> Any:
-    return Far(*x["far"]) if isinstance(x, dict) else x
+    if isinstance(x, dict):
+        if "fsum" in x:
+            return FSum(*(_decode(v) for v in x["fsum"]))
+        return Far(*x["far"])
+    return x
 
 
 def to_state(result: WindowResult) -> dict[str, Any]:

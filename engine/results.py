@@ -19,10 +19,12 @@ from trendlake.engine.aggregates import (
     CAP,
     NAN,
     Far,
+    FSum,
     WindowResult,
     from_state,
     merge,
     merge_into,
+    out_value,
     sat,
     scale,
     to_state,
@@ -79,18 +81,45 @@ def _exact(value: Any) -> Any:
     return value
 
 
+def _sum(value: Any) -> Any:
+    """A SUM as reported: of ints as :func:`_exact`; of floats (an exact ``FSum``) the
+    exact sum rounded once to a float; ±inf or NaN when infinite values are summed (IEEE:
+    NaN for both infinities); OVERFLOW when the exact sum of finite values is beyond the
+    float range (it does not fit the double column), when it is no longer exact (past
+    ``BIG``-sized counts) or saturated (NaN: a count overflowed)."""
+    if value.__class__ is FSum:
+        if value.pinf > 0 or value.ninf > 0:
+            return value.value()
+        if not value.exact():
+            return OVERFLOW
+        v = value.value()
+        return v if math.isfinite(v) else OVERFLOW
+    if value.__class__ is float and value == value:
+        return value + 0.0
+    return _exact(value)
+
+
 def _mean(total: Any, n: Any) -> Any:
-    """AVG: ``total / n`` rounded once to a float (exactly rounded for ints of any size);
-    None without events; OVERFLOW when it is not finite or a saturated value is involved."""
+    """AVG: ``total / n`` rounded once to a float (exactly rounded for ints of any size,
+    and for exact float sums); None without events; OVERFLOW when a saturated value is
+    involved or the mean of ints is beyond the float range. A mean of float values is
+    IEEE's: ±inf or NaN when infinities are among the values."""
     for v in (total, n):
-        if isinstance(v, float) and not math.isfinite(v):
+        if v.__class__ is float and v != v:
             return OVERFLOW
     if n == 0:
         return None
+    if total.__class__ is FSum:
+        return total.mean(n)
+    if total.__class__ is float:
+        if not math.isfinite(total):
+            return total
+        total = FSum.of(total)
+        return total.mean(n)
     try:
         if type(total) is int and type(n) is int:
-            return total / n  # int / int: correctly rounded, whatever their size
-        return Far.of(total).ratio(n)
+            return total / n + 0.0  # int / int: correctly rounded, whatever their size
+        return Far.of(total).ratio(n) + 0.0
     except OverflowError:
         return OVERFLOW
 
@@ -116,13 +145,13 @@ def _reader(fn: str, var: Any, attr: Any) -> Callable[[WindowResult], Any]:
     if fn == "count":
         return lambda r: _exact(r.counts.get(var, 0))
     if fn == "sum":
-        return lambda r: _exact(r.sums.get(key, 0))
+        return lambda r: _sum(r.sums.get(key, 0))
     if fn == "avg":
         return lambda r: _mean(r.sums.get(key, 0), r.counts.get(var, 0))
     if fn == "min":
-        return lambda r: r.mins.get(key)
+        return lambda r: out_value(r.mins.get(key))
     if fn == "max":
-        return lambda r: r.maxs.get(key)
+        return lambda r: out_value(r.maxs.get(key))
     raise ValueError(f"unknown aggregate function {fn!r}")
 
 

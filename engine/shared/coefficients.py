@@ -10,9 +10,10 @@ of its predecessors in one numpy reduction instead of a Python loop per
 predecessor and snapshot.
 
 Exactness: ``M``, ``C`` and integer sums are int64 while a bound on every
-reduction stays below 2**62, then Python integers (object arrays); float sums
-are float64 (added in another order than a single query's GRETA graph adds
-them: equal within floating-point rounding). Saturation (not in exact mode):
+reduction (computed in Python integers, ``magnitude``) stays below 2**62, then
+Python integers (object arrays); float sums are exact ``FSum`` values in object
+arrays (``engine.aggregates.FSum``), so they equal a single query's sums
+exactly whatever the order of additions. Saturation (not in exact mode):
 a count past ``CAP`` is kept at ``CAP + 1`` and the sums it carries become
 NaN, as in GRETA.
 """
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 from trendlake.engine.aggregates import CAP, NAN, scale, scale_exact
 
-__all__ = ["Coefficients", "column_dtype"]
+__all__ = ["Coefficients", "column_dtype", "magnitude"]
 
 SAT = CAP + 1
 SAFE = 1 << 62
@@ -71,6 +72,14 @@ def _neutral(dtype: Any, kind: str) -> Any:
     return _Top() if kind == "N" else _Bottom()
 
 
+def magnitude(values: np.ndarray) -> int:
+    """The largest magnitude in an integer array, as a Python int (0 when empty): never
+    numpy's ``abs``, which leaves the int64 minimum negative."""
+    if not len(values):
+        return 0
+    return max(-int(values.min()), int(values.max()), 0)
+
+
 def column_dtype(values: Any) -> Any:
     """The matrix dtype for an attribute column: int64, float64, else object."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
@@ -91,7 +100,8 @@ class Coefficients:
         self.keys: list[Key] = [("M", "")] + ([("C", "")] if need_c else [])
         self.keys += [("A", a) for a in sum_attrs] + [("N", a) for a in min_attrs] + [("X", a) for a in max_attrs]
         dtypes = {("M", ""): np.int64, ("C", ""): np.int64}
-        dtypes.update({("A", a): (np.float64 if dt == np.float64 else np.int64) for a, dt in sum_attrs.items()})
+        # float sums: exact FSum values in object arrays
+        dtypes.update({("A", a): (np.int64 if dt == np.int64 else object) for a, dt in sum_attrs.items()})
         dtypes.update({("N", a): dt for a, dt in min_attrs.items()})
         dtypes.update({("X", a): dt for a, dt in max_attrs.items()})
         self.rows_cap, self.cols_cap = 16, 8
@@ -229,10 +239,8 @@ class Coefficients:
             elif k[0] == "A":
                 value = attrs[k[1]]
                 exact_ints = s.dtype == np.int64 and m.dtype == np.int64 and isinstance(value, (int, np.integer))
-                if exact_ints and abs(int(value)) * int(m.max(initial=0)) + int(np.abs(s).max(initial=0)) < SAFE:
+                if exact_ints and abs(int(value)) * magnitude(m) + magnitude(s) < SAFE:
                     out[k] = s + m * value
-                elif s.dtype == np.float64 and m.dtype == np.int64:
-                    out[k] = s + m * float(value)
                 else:  # Python numbers: exact integers, saturated counts, huge path counts
                     times = scale_exact if self.exact else scale
                     a = np.array([x + times(value, y) for x, y in zip(s.tolist(), m.tolist(), strict=True)],
@@ -262,8 +270,7 @@ class Coefficients:
                 self._to_object(k)
             tot = self.tot[k]
             if k[0] in "MCA":
-                if tot.dtype == np.int64 and int(np.abs(tot[lo:hi]).max(initial=0)) + int(
-                        np.abs(values).max(initial=0)) >= SAFE:
+                if tot.dtype == np.int64 and magnitude(tot[lo:hi]) + magnitude(values) >= SAFE:
                     self._to_object(k)
                     tot = self.tot[k]
                 new = tot[lo:hi] + values
@@ -271,7 +278,7 @@ class Coefficients:
                     new = np.minimum(new, SAT)
                 tot[lo:hi] = new
                 if values.dtype == np.int64 and len(values):
-                    self.big[k] = max(self.big[k], int(np.abs(values).max()))
+                    self.big[k] = max(self.big[k], magnitude(values))
             else:
                 cur = tot[lo:hi]
                 if tot.dtype == object:
@@ -297,7 +304,7 @@ class Coefficients:
         if hi - lo == 1:
             x = tot[0]
         elif k[0] in "MCA":
-            if tot.dtype == np.int64 and int(np.abs(tot).max(initial=0)) * (hi - lo) >= SAFE:
+            if tot.dtype == np.int64 and magnitude(tot) * (hi - lo) >= SAFE:
                 tot = tot.astype(object)
             x = tot.sum()
         else:

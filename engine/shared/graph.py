@@ -55,7 +55,7 @@ from trendlake.engine.expr.vector import NEXT, NoVector, vec_predicate
 from trendlake.engine.negation import Negations, max_bound
 from trendlake.engine.query import ANY, CompiledQuery, has_cycle
 from trendlake.engine.results import WindowResult
-from trendlake.engine.shared.coefficients import Coefficients, column_dtype
+from trendlake.engine.shared.coefficients import Coefficients, column_dtype, magnitude
 from trendlake.engine.timeline import window_range
 from trendlake.engine.vertices import VarList, Vertex
 
@@ -568,7 +568,7 @@ def visited_column(attrs: Mapping[str, Any], name: str, idx: np.ndarray) -> Any:
         return [None] * len(idx)
     arr = col if isinstance(col, np.ndarray) else np.asarray(col, dtype=object)
     sub = arr[idx]
-    if sub.dtype.kind in "iu" and (not len(sub) or int(np.abs(sub).max()) < 2**62):
+    if sub.dtype.kind in "iu" and magnitude(sub) < 2**62:
         return sub.astype(np.int64)
     if sub.dtype.kind == "f":
         return sub.astype(np.float64)

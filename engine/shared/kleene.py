@@ -40,7 +40,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import CAP, NAN, max_present, min_present, norm, sat, sum_sat
+from trendlake.engine.aggregates import (
+    CAP,
+    NAN,
+    FSum,
+    contribution,
+    exact_sum,
+    float_terms,
+    max_present,
+    min_present,
+    norm,
+    sat,
+    sum_sat,
+)
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared import graph
@@ -265,12 +277,10 @@ def run_group(
             if ev == m.var:
                 h_rel = _h_rel(win, e, a, f_rel, a in int_attrs)
                 if nan:
-                    if any(step[2][a] for step in win.steps[e.epoch:]):
+                    if any(_nonzero(step[2][a]) for step in win.steps[e.epoch:]):
                         z = NAN
-                elif h_rel:
-                    sc = scale.get(a)
-                    # a scaled float column: the exact product, correctly rounded back (int / int)
-                    z = z + (u * h_rel if sc is None or sc == 1 else u * h_rel / sc)
+                elif h_rel:  # exact: ints, or FSum values for a float column
+                    z = z + u * h_rel
             new[base + o_z + jj] = m.keep_sum(z - sz)
         for keys, off, fn, pos in ((lay.nkeys, o_n, min_present, 3), (lay.xkeys, o_x, max_present, 4)):
             for jj, (ev, a) in enumerate(keys):
@@ -329,7 +339,7 @@ def run_group(
         row: list[Any] = [code, k]
         for kind, a_index in m.layout.stat_cols:
             values = [x for x in (col_lists[m.layout.attrs[a_index]][r] for r in rows) if x is not None] or [0]
-            row.append(sum(values) if kind == "S" else min(values) if kind == "MN" else max(values))
+            row.append(exact_sum(values) if kind == "S" else min(values) if kind == "MN" else max(values))
         return tuple(row)
 
     def member_steps(j: int, rows: list[int], before: bool) -> list[tuple]:
@@ -423,8 +433,9 @@ def run_group(
     single: list[dict[int, tuple]] = [{} for _ in members]
     for j, m in enumerate(members):
         rows_j = np.flatnonzero(own[j]).tolist()
-        stat_values = [[0 if x is None else x for x in (col_lists[m.layout.attrs[a]][r] for r in rows_j)]
-                       for _, a in m.layout.stat_cols]
+        stat_values = [[0 if x is None else (contribution(x) if kind == "S" else x)
+                        for x in (col_lists[m.layout.attrs[a]][r] for r in rows_j)]
+                       for kind, a in m.layout.stat_cols]
         code_j = code_lists[j]
         single[j] = {r: (code_j[r], 1, *vals) for r, *vals in zip(rows_j, *stat_values, strict=True)}
 
@@ -434,10 +445,8 @@ def run_group(
     # partition, is one shared update (its coefficients composed in closed form)
     k_only = [kcount[g] == gend_l[g] - gstart_l[g] and pair_lo[g] == pair_hi[g] for g in range(ng)] if uniform else []
     gpane = panes(ts_arr[gstart], within, slide).tolist() if n > 1 else [0] * ng
-    scaled_lists = {
-        a: ([int(x * scale[a]) if x is not None and x == x else 0 for x in col_lists[a]] if scale[a] != 1 else col_lists[a])
-        for a in int_attrs
-    }
+    # the values as terms of the exact H: ints as they are, floats as exact FSum values
+    scaled_lists = {a: (float_terms(cols[a]) if scale[a] != 1 else col_lists[a]) for a in int_attrs}
     g = 0
     while g < ng:
         lo, hi = gstart_l[g], gend_l[g]
@@ -489,14 +498,14 @@ def run_group(
             stamps = g_last - g + 1
             if not in_graphlet:
                 stats.graphlets += 1
-            sums = {a: sum(col_lists[a][lo:hi]) for a in k_attrs}
+            sums = {a: exact_sum(col_lists[a][lo:hi]) for a in k_attrs}
             mins = {a: min(col_lists[a][lo:hi]) for a in k_attrs}
             maxs = {a: max(col_lists[a][lo:hi]) for a in k_attrs}
             if kk == stamps:  # one event per time stamp: F = 2**n, G = n 2**(n-1), H = 2**(n-1) S
                 f_run = 1 << kk
                 g_run = kk << (kk - 1)
                 h_run = {a: sums[a] * (1 << (kk - 1)) for a in k_attrs}
-                h_scaled = {a: sum(scaled_lists[a][lo:hi]) << (kk - 1) for a in int_attrs}
+                h_scaled = {a: sum(scaled_lists[a][lo:hi]) * (1 << (kk - 1)) for a in int_attrs}
             else:
                 f_run, g_run = 1, 0
                 h_run = {a: 0 for a in k_attrs}
@@ -507,7 +516,7 @@ def run_group(
                     fx = 1 + kx
                     g_run = g_run * fx + kx * f_run
                     for a in k_attrs:
-                        h_run[a] = h_run[a] * fx + sum(col_lists[a][a_lo:a_hi]) * f_run
+                        h_run[a] = h_run[a] * fx + exact_sum(col_lists[a][a_lo:a_hi]) * f_run
                     for a in int_attrs:
                         h_scaled[a] = h_scaled[a] * fx + sum(scaled_lists[a][a_lo:a_hi]) * f_run
                     f_run *= fx
@@ -523,7 +532,7 @@ def run_group(
                 # a member reading an attribute of K requires it: a class holding events
                 # without it has no member that reads it (those values are skipped)
                 present = {a: [v for v in (col_lists[a][r] for r in krows) if v is not None] or [0] for a in k_attrs}
-                sums = {a: sum(vs) for a, vs in present.items()}
+                sums = {a: exact_sum(vs) for a, vs in present.items()}
                 h_scaled = {a: sum(scaled_lists[a][r] for r in krows) for a in int_attrs}
                 mins = {a: min(vs) for a, vs in present.items()}
                 maxs = {a: max(vs) for a, vs in present.items()}
@@ -582,18 +591,17 @@ def _h_rel(win: _Window, e: _Entry, a: str, f_rel: int, exact: bool) -> Any:
     return h
 
 
+def _nonzero(x: Any) -> bool:
+    """Whether a step's sum is not zero (an FSum of 0.0 values is zero)."""
+    return not x.is_zero() if x.__class__ is FSum else bool(x)
+
+
 def _scale(col: Any, kmask: np.ndarray) -> int | None:
-    """1 for an int column; for a float column the power of two that turns every value of the
-    shared type's events into an integer (None: not numeric, or beyond 2**1100)."""
+    """How the shared coefficients H of a column are kept exact: 1 for an int column (the
+    values as they are), 2 for a float column (its values as exact ``FSum`` terms), None
+    for anything else (H composed per step from the steps' exact sums, ``_h_rel``)."""
     if isinstance(col, np.ndarray) and col.dtype.kind in "iu":
         return 1
-    if not (isinstance(col, np.ndarray) and col.dtype.kind == "f"):
-        return None
-    values = col[kmask]
-    values = values[np.isfinite(values)]
-    if not len(values):
-        return 1
-    _, exp = np.frexp(values)
-    # x = m * 2**exp with 53 significant bits: x * 2**(53 - exp) is an integer
-    shift = int(max(0, int((53 - exp).max())))
-    return None if shift > 1100 else 1 << shift
+    if isinstance(col, np.ndarray) and col.dtype.kind == "f":
+        return 2
+    return None

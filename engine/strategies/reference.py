@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
+from trendlake.engine.aggregates import exact_sum
 from trendlake.engine.columns import Event
 from trendlake.engine.query import ANY, CONTIGUOUS, CompiledQuery, Transition
 from trendlake.engine.results import WindowResult
@@ -126,7 +127,7 @@ def evaluate_window(query: CompiledQuery, events: list[Event], window: tuple[int
             var, attr = key
             values = [events[i].attrs[attr] for i, v in path if v == var]
             if key in needs.sums:
-                result.sums[key] = result.sums.get(key, 0) + sum(values)
+                result.sums[key] = result.sums.get(key, 0) + exact_sum(values)
             if key in needs.mins and values:
                 low = min(values)
                 result.mins[key] = low if key not in result.mins else min(result.mins[key], low)

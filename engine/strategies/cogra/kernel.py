@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import NAN
+from trendlake.engine.aggregates import NAN, FSum, exact_sum
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.layout import LIMIT, Layout, frozen
@@ -307,23 +307,76 @@ def _step_stats(
     nsteps: int,
 ) -> dict[str, list[Any]]:
     """Per step: sum (S), min (MN) and max (MX) of the attribute over the step's events;
-    only meaningful for steps of the variables in ``owners``."""
-    if isinstance(col, np.ndarray) and nsteps:
-        n = len(col)
-        if not (
-            col.dtype.kind in "iu" and "S" in kinds and n and int(np.abs(col).max()) * n >= 2**63
-        ):
-            ufunc = {"S": np.add, "MN": np.minimum, "MX": np.maximum}
-            return {kind: ufunc[kind].reduceat(col, ev_lo).tolist() for kind in kinds}
+    only meaningful for steps of the variables in ``owners``. Sums are exact: of ints as
+    Python ints (numpy's int64 only where a bound in Python ints shows it cannot wrap), of
+    floats as exact ``FSum`` values (never numpy's order-dependent float sums)."""
+    out: dict[str, list[Any]] = {}
+    if isinstance(col, np.ndarray) and nsteps and len(col):
+        kind_of = col.dtype.kind
+        ufunc = {"S": np.add, "MN": np.minimum, "MX": np.maximum}
+        vector = {"MN", "MX"} & kinds if kind_of in "iuf" else set()
+        if "S" in kinds and kind_of in "iu":
+            # |a sum of a step| <= the longest step times the largest magnitude, both exact
+            bound = max(-int(col.min()), int(col.max())) * int((ev_hi - ev_lo).max())
+            if col.dtype.kind == "i" and bound < 2**63:
+                vector.add("S")
+        elif "S" in kinds and kind_of == "f":
+            out["S"] = float_step_sums(col, ev_lo)
+        with np.errstate(invalid="ignore"):
+            for kind in vector:
+                out[kind] = ufunc[kind].reduceat(col, ev_lo).tolist()
+        if len(out) == len(kinds):
+            return out
         col = col.tolist()
-    out: dict[str, list[Any]] = {kind: [0] * nsteps for kind in kinds}
-    fns = {"S": sum, "MN": min, "MX": max}
+    rest = kinds - out.keys()
+    for kind in rest:
+        out[kind] = [0] * nsteps
+    fns = {"S": exact_sum, "MN": min, "MX": max}
     for s, (lo, hi, c) in enumerate(zip(ev_lo.tolist(), ev_hi.tolist(), code_list, strict=True)):
         if c not in owners:
             continue
         values = [_item(x) for x in col[lo:hi]]
-        for kind in kinds:
+        for kind in rest:
             out[kind][s] = fns[kind](values)
     return out
 
 
+def float_step_sums(col: np.ndarray, ev_lo: np.ndarray) -> list[Any]:
+    """The exact sum (an ``FSum``) of a float column over each step ``ev_lo[i]`` up to the
+    next step's start; NaN (missing) values count as 0.
+
+    Each finite value is ``m * 2**(e - 53)`` with an integer ``m`` (``np.frexp``). Relative
+    to the smallest such exponent ``b`` of the column every value is the integer
+    ``m << (e - 53 - b)``; the steps sum those integers (in int64 where a bound shows they
+    cannot wrap, else as Python ints), and each step's sum times ``2**b`` is its multiple
+    of 2**-1074, exact. Infinities are counted apart."""
+    col = np.asarray(col, dtype=np.float64)
+    finite = np.isfinite(col)
+    vals = np.where(finite, col, 0.0)
+    mant, exp = np.frexp(vals)
+    m = (mant * 2.0**53).astype(np.int64)
+    nonzero = m != 0
+    if not nonzero.any():
+        sums = [0] * len(ev_lo)
+        to_units = 0
+    else:
+        e = exp.astype(np.int64) - 53
+        base = int(e[nonzero].min())
+        shift = np.where(nonzero, e - base, 0)
+        longest = int(np.diff(np.append(ev_lo, len(col))).max()) if len(ev_lo) else 0
+        if int(shift.max()) + 53 + longest.bit_length() < 63:
+            sums = np.add.reduceat(m << shift, ev_lo).tolist()
+        else:
+            scaled = np.empty(len(m), dtype=object)
+            scaled[:] = [x << k for x, k in zip(m.tolist(), shift.tolist(), strict=True)]
+            sums = np.add.reduceat(scaled, ev_lo).tolist()
+        to_units = base + 1074  # the sums times 2**base, in units of 2**-1074
+    if to_units >= 0:
+        ns = [n << to_units for n in sums]
+    else:  # subnormal values: every sum is still a multiple of 2**-1074
+        ns = [n >> -to_units for n in sums]
+    if finite.all():
+        return [FSum(n) for n in ns]
+    pinf = np.add.reduceat((col == np.inf).astype(np.int64), ev_lo).tolist()
+    ninf = np.add.reduceat((col == -np.inf).astype(np.int64), ev_lo).tolist()
+    return [FSum(n, p, q) for n, p, q in zip(ns, pinf, ninf, strict=True)]

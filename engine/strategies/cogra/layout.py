@@ -245,15 +245,15 @@ class Layout:
     def _keep_sum(self, name: str) -> str:
         """An expression of a sum as kept (see ``_keep_count``; floats up to FLOAT_BIG)."""
         if self.exact:
-            return f"{name} if -FB <= {name} <= FB else NORM({name})"
-        return f"{name} if -SB <= {name} <= SB else NAN"
+            return f"{name} if {name}.__class__ is int and -FB <= {name} <= FB else NORM({name})"
+        return f"{name} if {name}.__class__ is int and -SB <= {name} <= SB else sum_sat({name})"
 
     def _times(self, count: str, value: str) -> str:
         """An expression of a sum contribution ``count * value`` (a float value times a
         count past the float range is a Far number in exact mode)."""
         if self.exact:  # an int value cannot leave a range: multiplied inline
             return f"({count} * {value} if {value}.__class__ is int else SCX({value}, {count}))"
-        return f"{count} * {value}"
+        return f"{count} * {value}"  # ints, or an exact float sum (FSum) of the step
 
     def _compile(self) -> None:
         namespace: dict[str, Any] = {
