@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from trendlake.engine.aggregates import WindowResult, merge_into
 from trendlake.engine.columns import Columns, Types, as_table, index_dtype, take
 from trendlake.engine.errors import EventFileError
@@ -99,6 +100,7 @@ def evaluate_partials(
     specs = {q["name"]: q for q in plan.raw.get("queries", [])}
     groups = shared_groups(plan, wanted) if strategy == "auto" else []
     cols = Columns(as_table(data))
+    check_additive_columns([plan.queries[name] for name in wanted], cols.table.schema)
     keysets: dict[tuple[str, ...], _KeySet] = {}
 
     def keyset(keys: tuple[str, ...]) -> _KeySet:
@@ -251,6 +253,22 @@ def _plan(plan: Plan | dict[str, Any] | str | Path, workload_hash: str | None) -
     if workload_hash is not None and plan.workload_hash != workload_hash:
         return load_plan(plan.raw, workload_hash)
     return plan
+
+
+def check_additive_columns(queries: Iterable[CompiledQuery], schema: pa.Schema) -> None:
+    """Refuse a SUM or AVG over a column that does not hold numbers (text, booleans, ...),
+    naming the query and the aggregate: adding such values has no meaning (MIN and MAX of
+    text are defined: they compare as text)."""
+    for query in queries:
+        for agg in query.aggregates:
+            if agg.fn not in ("sum", "avg") or agg.attr not in schema.names:
+                continue
+            kind = schema.field(agg.attr).type
+            if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
+                raise EventFileError(
+                    f"query {query.name}: {agg.fn.upper()}({agg.var}.{agg.attr}): attribute "
+                    f"{agg.attr!r} holds {kind} values, not numbers"
+                )
 
 
 def mandatory_variables(query: CompiledQuery) -> frozenset[str]:

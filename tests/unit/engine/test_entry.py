@@ -111,3 +111,20 @@ def test_events_round_trip_through_a_table() -> None:
     assert engine.evaluate(plan_of(KLEENE), table) == engine.evaluate(
         plan_of(KLEENE), engine.table_from_rows(ROWS)
     )
+
+
+@pytest.mark.parametrize("strategy", ["auto", "twostep", "greta", "cogra"])
+@pytest.mark.parametrize("fn", ["SUM", "AVG"])
+@pytest.mark.parametrize("values", [["a", "b", "c"], [True, False, True]], ids=["text", "bool"])
+def test_sum_and_avg_of_values_that_are_not_numbers_are_refused(strategy: str, fn: str, values: list) -> None:
+    plan = plan_of(f"QUERY q\nRETURN COUNT(*), {fn}(B.x)\nPATTERN SEQ(A, B+)\nWITHIN 10 seconds;")
+    table = pa.table({"type": ["A", "B", "B"], "ts": pa.array([1, 2, 3], pa.int64()), "x": values})
+    with pytest.raises(EventFileError, match=rf"query q: {fn}\(B\.x\): attribute 'x' holds .* not numbers"):
+        engine.evaluate(plan, table, strategy=strategy)
+
+
+def test_min_and_max_of_text_compare_as_text() -> None:
+    plan = plan_of("QUERY q\nRETURN COUNT(*), MIN(B.x), MAX(B.x)\nPATTERN SEQ(A, B+)\nWITHIN 10 seconds;")
+    table = pa.table({"type": ["A", "B", "B"], "ts": pa.array([1, 2, 3], pa.int64()), "x": ["a", "c", "b"]})
+    (row,) = engine.evaluate(plan, table)
+    assert (row["COUNT(*)"], row["MIN(B.x)"], row["MAX(B.x)"]) == (3, "b", "c")
