@@ -504,8 +504,9 @@ def _plain_integers(text: Any, kind: str) -> Any | None:
 def _exact_doubles(longs: Any) -> bool:
     import pyarrow.compute as pc
 
-    top = pc.max(pc.abs(longs)).as_py()
-    return top is None or top <= 2**53
+    # min and max, not abs: the absolute value of the int64 minimum wraps to itself
+    bounds = pc.min_max(longs).as_py()
+    return bounds["min"] is None or (-(2**53) <= bounds["min"] and bounds["max"] <= 2**53)
 
 
 def _no_reason(i: int) -> str:
@@ -605,7 +606,8 @@ def parse_time(arr: Any, unit: str = DEFAULT_TIME_UNIT, name: str = "ts") -> Typ
         else:
             with np.errstate(over="ignore"):
                 us = ints * (1_000_000 // per_second)
-            us[np.abs(ints) > (2**62) // (1_000_000 // per_second)] = MAX_US
+            limit = (2**62) // (1_000_000 // per_second)
+            us[(ints > limit) | (ints < -limit)] = MAX_US  # not abs: abs of the int64 minimum wraps
         ok = valid.copy()
         present = valid
         _range_check(us, ok, reasons, lambda i: _iso_range_reason(name, arr, i, us))

@@ -402,3 +402,13 @@ def test_a_stream_schema_types_every_cell_by_its_declared_type(
                                            "boolean": pa.bool_()}[kind]
         got = [(type(v).__name__, repr(v)) for v in table.column(name).to_pylist()]
         assert got == [(type(v).__name__, repr(v)) for v in want[name]], (name, kind)
+
+
+@pytest.mark.parametrize("text", ["-9223372036854775808", "9223372036854775807", "9007199254740993"])
+def test_a_long_beyond_2_53_read_as_double_is_the_nearest_double(text: str) -> None:
+    # the fast integer path checks its bounds by min and max: abs of the int64 minimum wraps
+    cells = ["0"] * 7 + [text]
+    typed = types.cast_column(pa.array(cells), "double", "x")
+    assert typed.first_bad() is None
+    got = typed.values.to_pylist()
+    assert [(type(v), v) for v in got] == [(float, 0.0)] * 7 + [(float, float(int(text)))]
