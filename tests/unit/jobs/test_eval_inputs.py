@@ -33,15 +33,6 @@ GOOD = "type,ts,x,y,note\nA,1767607380,1,,a\nA,1767607381,2,,b\nB,1767607382,,0.
 EXPECTED = {"COUNT(*)": 3, "SUM(A.x)": 1 + 2 + 3, "SUM(B.y)": 1.5}
 
 
-@pytest.fixture
-def setup(tmp_path: Path) -> tuple[Path, Path]:
-    workload = tmp_path / "runs.etq"
-    workload.write_text(WORKLOAD)
-    schema = tmp_path / "inputs.json"
-    schema.write_text(json.dumps(SCHEMA))
-    return workload, schema
-
-
 def run(capsys, workload: Path, events: Path, schema: Path | None) -> tuple[int, str, str]:
     argv = ["eval", str(workload), "--events", str(events)]
     if schema is not None:

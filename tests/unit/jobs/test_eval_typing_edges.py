@@ -28,23 +28,11 @@ from tests.unit.jobs.test_eval_inputs import (
     EXPECTED,
     GOOD,
     SCHEMA,
-    WORKLOAD,
     exact,
     one_line_error,
     result,
     run,
 )
-
-
-@pytest.fixture
-def setup(tmp_path: Path) -> tuple[Path, Path]:
-    """The workload and the stream schema of ``test_eval_inputs``, as files."""
-    workload = tmp_path / "runs.etq"
-    workload.write_text(WORKLOAD)
-    schema = tmp_path / "inputs.json"
-    schema.write_text(json.dumps(SCHEMA))
-    return workload, schema
-
 
 TS = pa.array([1767607380, 1767607381, 1767607382], pa.int64())
 
