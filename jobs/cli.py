@@ -125,12 +125,12 @@ def missing_extra(module: str) -> str | None:
 def error_message(err: BaseException) -> tuple[str, int]:
     """The one-line message and exit code of an error that ended a command."""
     from trendlake.engine.errors import EngineError
-    from trendlake.jobs.errors import JobError
+    from trendlake.jobs.errors import BadInputError, JobError
     from trendlake.optimizer.errors import OptimizerError, WorkloadError
 
     if isinstance(err, WorkloadError):
         return f"invalid workload, nothing done:\n{err}", EXIT_BAD_INPUT
-    if isinstance(err, (OptimizerError, EngineError)):
+    if isinstance(err, (OptimizerError, EngineError, BadInputError)):
         return str(err), EXIT_BAD_INPUT
     if isinstance(err, JobError):
         return str(err), EXIT_JOB_FAILED

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trendlake.jobs.errors import BadInputError
 from trendlake.jobs.lake import LakeError
 
 log = logging.getLogger("trendlake.optimize")
@@ -35,7 +36,7 @@ MAX_POINTER_BYTES = 4096  # {"plan_id": ...} is under 300 bytes; a larger file i
 MAX_PLAN_ID_CHARS = 200  # the plan file's name must fit a file system's 255
 
 
-class PlanPointerError(LakeError, ValueError):
+class PlanPointerError(LakeError, BadInputError):
     """``current.json`` is not a pointer to a plan of its folder (the message names the file)."""
 
 

@@ -80,6 +80,7 @@ PLANNER_TESTS = (
 # Input typing: the typing properties (eval's reader, with and without a stream schema), the
 # rules themselves, the eval fixtures and reader tests, then the rest of the jobs' fast tier.
 TYPING_TESTS = (
+    "tests/unit/jobs/test_eval_typing_edges.py",
     "tests/unit/jobs/test_eval_inputs.py",
     "tests/unit/schemas/test_*.py",
     "tests/unit/engine/test_eval_fixtures.py",

@@ -127,3 +127,15 @@ def test_replay_with_a_bad_pointer_is_one_line_before_spark(lake: tuple[Path, Pa
     err = capsys.readouterr().err
     assert rc == EXIT_BAD_INPUT and err.count("\n") == 1 and "current.json" in err and "not a plan id" in err
     assert "pyspark" not in sys.modules
+
+
+def test_a_bad_pointer_is_bad_input_for_every_command() -> None:
+    """Exit 2 (bad input) wherever a command meets it, not 1 (a job refused to run)."""
+    from trendlake.jobs.cli import EXIT_BAD_INPUT, error_message
+    from trendlake.jobs.lake import LakeError
+    from trendlake.jobs.optimize import PlanPointerError
+
+    err = PlanPointerError("lake/plans/w/current.json: not a plan pointer")
+    assert isinstance(err, LakeError)
+    assert error_message(err) == ("lake/plans/w/current.json: not a plan pointer", EXIT_BAD_INPUT)
+    assert error_message(LakeError("refused"))[1] != EXIT_BAD_INPUT
