@@ -297,6 +297,16 @@ def test_json_lines_that_are_not_utf8_name_line_and_key(setup, tmp_path: Path, c
 # ---------------------------------------------------------------------- declared strings stay text
 
 
+@pytest.mark.parametrize("texts", [["007", "7", "0"], ["1", "2", "3"], ["1.5", "-0", "1e3"]])
+def test_a_declared_string_column_of_numbers_only_keeps_its_text(tmp_path: Path, texts: list[str]) -> None:
+    # every cell looks like a number: only the stream schema says the column is text
+    csv_file = tmp_path / "digits.csv"
+    csv_file.write_text("type,ts,note\n" + "".join(f"A,{1767607380 + i},{t}\n" for i, t in enumerate(texts)))
+    column = read_event_table(csv_file, SCHEMA).column("note")
+    assert column.type == pa.string()
+    assert column.to_pylist() == texts
+
+
 def test_a_declared_string_column_keeps_its_text(tmp_path: Path) -> None:
     texts = ["007", " 7 ", "1e3", "+7", "-0", "3.0", "true", "0x10", "9223372036854775808", "nan"]
     csv_file = tmp_path / "notes.csv"
