@@ -23,7 +23,7 @@ setup(
     packages=packages,
     package_dir=package_dir,
     package_data={
-        "trendlake.schemas": ["*.json", "streams/*.json", "workloads/*.etq", "workloads/*.md", "suites/*.json"],
+        "trendlake.schemas": ["*.json", "kinds/*.json", "streams/*.json", "workloads/*.etq", "workloads/*.md", "suites/*.json"],
         "trendlake.optimizer": ["*.lark"],
     },
     # COGRA's compiled count kernel: optional, the engine falls back to its Python kernel

@@ -26,7 +26,7 @@ from trendlake.engine.expr.vector import local_mask
 from trendlake.engine.plan import Plan, PlanError, load_plan
 from trendlake.engine.query import CONTIGUOUS, CompiledQuery
 from trendlake.engine.results import finalizer
-from trendlake.engine.shared import kind_module
+from trendlake.engine.shared import GroupInput, kind_of
 from trendlake.engine.strategies import Strategy, choose
 from trendlake.engine.timeline import key_runs, partition_of
 
@@ -89,7 +89,8 @@ def evaluate_partials(
     partitions); queries partitioned by exactly these columns skip the sort.
     Under ``strategy="auto"`` the plan's sharing groups run on the shared executor
     of their kind (``engine.shared``); ``shared_stats`` (a dict) then receives what
-    each group did, by group id.
+    each group did, by group id, in its kind's record (``Kind.new_stats``; one is made
+    for a group without).
     """
     plan = _plan(plan, None)
     wanted = list(plan.queries) if queries is None else list(queries)
@@ -113,9 +114,13 @@ def evaluate_partials(
     for group in groups:
         queries = [plan.queries[name] for name in group["queries"]]
         ks = keyset(queries[0].partition_by)
+        kind = kind_of(group["kind"])
+        assert kind is not None  # shared_groups checked it
         stats = None
         if shared_stats is not None:  # what the group's executor did, in its kind's own record
-            stats = shared_stats.setdefault(group["id"], kind_module(group["kind"]).SharedStats())
+            stats = shared_stats.get(group["id"])
+            if stats is None:
+                stats = shared_stats[group["id"]] = kind.new_stats()
         out.update(_group_partials(group, queries, specs, cols, ks, stats))
     for name in wanted:
         if name in out:
@@ -134,11 +139,11 @@ def shared_groups(plan: Plan, wanted: Sequence[str]) -> list[dict[str, Any]]:
         names = [q for q in group.get("queries", []) if q in chosen]
         if len(names) < 2:
             continue
-        module = kind_module(group.get("kind", ""))
-        if module is None:
+        kind = kind_of(group.get("kind", ""))
+        if kind is None:
             raise PlanError(f"sharing group {group.get('id')}: unknown kind {group.get('kind')!r}")
         queries = [plan.queries[q] for q in names]
-        reason = module.supports(queries, group["variables"])
+        reason = kind.supports(group, queries)
         if reason is not None:
             raise PlanError(f"sharing group {group.get('id')}: {reason}")
         groups.append({**group, "queries": names})
@@ -155,7 +160,7 @@ def _group_partials(
 ) -> dict[str, Partials]:
     """Partial results of the queries of one sharing group, evaluated together."""
     out: dict[str, Partials] = {q.name: {} for q in queries}
-    members, masks, visit = [], {}, []
+    members, masks, keeps, visit = [], {}, {}, []
     names: set[str] = set()
     memo: dict[Any, np.ndarray] = {}
     for q in queries:
@@ -165,22 +170,18 @@ def _group_partials(
         q_masks, idx, attrs = matched
         keep = np.zeros(len(ks.rows), dtype=bool)
         keep[idx] = True
-        # the shared variable's mask is left unpruned: queries with the same predicates on it then
-        # match the same events everywhere (one class, the shared update); in a partition where a
-        # query has no trend its state never becomes a result. Masks may be shared: no in-place.
-        shared_var = group["variables"][q.name]
-        masks[q.name] = {v: (m if v == shared_var else m & keep) for v, m in q_masks.items()}
+        masks[q.name] = q_masks  # may be shared between queries: no in-place changes
+        keeps[q.name] = keep
         members.append(q)
         visit.append(idx)
         names.update(attrs.names)
     if not members:
         return out
     idx = visit[0] if len(visit) == 1 else np.unique(np.concatenate(visit))
-    module = kind_module(group["kind"])
-    assert module is not None
-    results = module.run_group(
-        members, group["variables"], masks, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.part_of(idx), stats, group
-    )
+    kind = kind_of(group["kind"])
+    assert kind is not None
+    data = GroupInput(members, masks, keeps, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.part_of(idx))
+    results = kind.run(group, data, stats)
     if stats is not None and getattr(stats, "per_window", None):
         # per-window records name the partition by its key values, not the executor's id
         ids = {key[0] for key in stats.per_window if isinstance(key[0], int)}

@@ -29,33 +29,22 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trendlake.engine.errors import EngineError
+from trendlake.engine.errors import EngineError, brief
 from trendlake.engine.query import CompiledQuery, compile_query
 
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # version 1: plans written before sharing groups existed
+FORMAT_VERSION = 3
+# version 1: plans written before sharing groups existed; version 2: sharing groups of kind
+# kleene with their fields beside the envelope's (read as version 3, ``upgrade``)
+READABLE_VERSIONS = (1, 2, 3)
 SEMANTICS = ("skip-till-any-match", "skip-till-next-match", "contiguous")
 UNHASHED = ("plan_id", "content_hash")  # the fields the content hash does not cover
 MAX_PROBLEMS = 5  # distinct problems a PlanError lists; the rest are counted
-MAX_VALUE_CHARS = 80  # a value quoted from the plan (an id, a name, a list) in a message
 MAX_PROBLEM_CHARS = 300
 MAX_MESSAGE_CHARS = 2000
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def brief(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
-    """``value`` as text on one line (control characters escaped), at most ``limit`` characters:
-    a longer text keeps its head and says how much was cut."""
-    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(value))
-    if len(text) <= limit:
-        return text
-    tail = f"... ({len(text) - limit} more characters)"
-    return text[: max(limit - len(tail), 0)] + tail
 
 
 def bounded_problems(problems: list[str]) -> str:
@@ -112,22 +101,41 @@ def statistics_fingerprint(statistics: dict[str, Any] | None) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:12]
 
 
-@functools.cache
-def _validator() -> Any:
-    import jsonschema
+def plan_schema() -> dict[str, Any]:
+    """The plan JSON Schema with one ``oneOf`` branch per sharing kind this engine knows: the
+    file's envelope, each kind's body schema (``Kind.body_schema``) under its ``kind``."""
+    from trendlake.engine.shared import KINDS
     from trendlake.schemas import load_plan_schema
 
     schema = load_plan_schema()
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(schema)
+    schema["$defs"]["sharing_group"]["oneOf"] = [
+        {"properties": {"kind": {"const": name}, "body": kind.body_schema}} for name, kind in sorted(KINDS.items())
+    ]
+    return schema
 
 
-@functools.cache
+def _kinds_key() -> tuple[tuple[str, int], ...]:
+    from trendlake.engine.shared import KINDS
+
+    return tuple(sorted((name, id(kind)) for name, kind in KINDS.items()))
+
+
+def _validator() -> Any:
+    return _validators(_kinds_key())[0]
+
+
 def _fast_validator() -> Any:
-    import jsonschema_rs
-    from trendlake.schemas import load_plan_schema
+    return _validators(_kinds_key())[1]
 
-    return jsonschema_rs.validator_for(load_plan_schema())
+
+@functools.lru_cache(maxsize=4)
+def _validators(kinds: tuple[tuple[str, int], ...]) -> tuple[Any, Any]:
+    """The full and the fast validator of the plan schema for the registered kinds ``kinds``."""
+    import jsonschema
+    import jsonschema_rs
+
+    schema = plan_schema()
+    return jsonschema.validators.validator_for(schema)(schema), jsonschema_rs.validator_for(schema)
 
 
 def _schema_error(plan: dict[str, Any]) -> str | None:
@@ -259,102 +267,44 @@ def check_plan(plan: dict[str, Any]) -> None:
 
 
 def _sharing_problems(plan: dict[str, Any], queries_ok: bool = True) -> list[str]:
-    """The rules of ``sharing`` (docs/plan-format.md, "Sharing") a schema-valid plan breaks.
+    """The rules of ``sharing`` (docs/plan-format.md, "Sharing") a schema-valid plan breaks:
+    the envelope's (unique ids, queries that exist, a query in at most one group, the
+    group's partitioning and windows those of its queries, a kind this engine knows), then
+    the kind's own (``Kind.check``) and, with ``queries_ok`` (the queries passed their rules,
+    so they compile), whether this engine runs the group (``Kind.supports``)."""
+    from trendlake.engine.shared import kind_of
 
-    ``queries_ok``: the queries themselves passed their rules, so they compile (the kind's
-    ``supports`` needs compiled queries)."""
     problems: list[str] = []
     queries = {q["name"]: q for q in plan["queries"]}
     owner: dict[str, str] = {}
     ids: set[str] = set()
     for group in plan.get("sharing", []):
         gid = group["id"]
+        found: list[str] = []
         if gid in ids:
-            problems.append(f"sharing group id {gid} is used twice")
+            found.append(f"sharing group id {gid} is used twice")
         ids.add(gid)
-        if set(group["variables"]) != set(group["queries"]):
-            problems.append(f"sharing group {gid}: variables must name exactly its queries")
         for name in group["queries"]:
             q = queries.get(name)
             if q is None:
-                problems.append(f"sharing group {gid}: no query {name}")
+                found.append(f"sharing group {gid}: no query {name}")
                 continue
             if name in owner:
-                problems.append(f"query {name} is in sharing groups {owner[name]} and {gid}")
+                found.append(f"query {name} is in sharing groups {owner[name]} and {gid}")
             owner[name] = gid
-            var = group["variables"].get(name)
-            types = {v["name"]: v["type"] for v in q["variables"] if not v["negated"]}
-            if var not in types:
-                problems.append(f"sharing group {gid}: query {name} has no positive variable {var}")
-            elif types[var] != group["type"]:
-                problems.append(f"sharing group {gid}: variable {name}.{var} is of type {types[var]}, not {group['type']}")
             if q["partition_by"] != group["partition_by"] or q["window"] != group["window"]:
-                problems.append(f"sharing group {gid}: query {name} has other partitioning or windows than the group")
-        if all(name in queries for name in group["queries"]):
-            problems += _template_problems(gid, group, queries)
-        if not problems and queries_ok:
-            from trendlake.engine.shared import kind_module
-
-            module = kind_module(group["kind"])
-            if module is None:
-                problems.append(f"sharing group {gid}: kind {group['kind']} is not known to this engine")
-            else:
-                compiled = [compile_query(queries[name]) for name in group["queries"]]
-                reason = module.supports(compiled, group["variables"])
-                if reason is not None:
-                    problems.append(f"sharing group {gid}: {reason}")
-    return problems
-
-
-def group_template(queries: dict[str, dict[str, Any]], members: list[str]) -> dict[str, dict[tuple[str, ...], set[str]]]:
-    """The merged template a group's queries give (Hamlet Fig. 3), by section: each start and
-    end type ``(type,)`` and each transition ``(from type, to type)`` with the queries it serves."""
-    out: dict[str, dict[tuple[str, ...], set[str]]] = {"start": {}, "end": {}, "transitions": {}}
-    for name in members:
-        q = queries[name]
-        types = {v["name"]: v["type"] for v in q["variables"]}
-        for part in ("start", "end"):
-            for v in q["template"][part]:
-                out[part].setdefault((types.get(v, v),), set()).add(name)
-        for t in q["template"]["transitions"]:
-            out["transitions"].setdefault((types.get(t["from"], t["from"]), types.get(t["to"], t["to"])), set()).add(name)
-    return out
-
-
-def _template_problems(gid: str, group: dict[str, Any], queries: dict[str, dict[str, Any]]) -> list[str]:
-    """How a group's ``template`` differs from the merged template of its queries' templates:
-    every query it names is one of the group's, no entry is listed twice, and each start type,
-    end type and transition serves exactly the group's queries whose own templates have it."""
-    members = list(group["queries"])
-    derived = group_template(queries, members)
-    if not any(group["template"][part] for part in derived):
-        return [f"sharing group {gid}: the template is empty, but its queries' templates have "
-                f"{sum(len(d) for d in derived.values())} start types, end types and transitions"]
-    problems: list[str] = []
-    for part in ("start", "end", "transitions"):
-        stated: dict[tuple[str, ...], set[str]] = {}
-        for entry in group["template"][part]:
-            key = (entry["from"], entry["to"]) if part == "transitions" else (entry["type"],)
-            what = f"transition {key[0]} -> {key[1]}" if part == "transitions" else f"{part} type {key[0]}"
-            if key in stated:
-                problems.append(f"sharing group {gid}: the template lists {what} twice")
-            if len(set(entry["queries"])) != len(entry["queries"]):
-                problems.append(f"sharing group {gid}: the template's {what} names a query twice")
-            for name in entry["queries"]:
-                if name not in members:
-                    where = "the group" if name in queries else "the plan"
-                    problems.append(f"sharing group {gid}: the template's {what} names query {brief(name)}, "
-                                    f"which is not in {where}")
-            stated.setdefault(key, set()).update(entry["queries"])
-        for key in sorted(set(stated) | set(derived[part])):
-            want = derived[part].get(key, set())
-            got = stated.get(key, set()) & set(members)
-            if got != want:
-                what = f"transition {key[0]} -> {key[1]}" if part == "transitions" else f"{part} type {key[0]}"
-                problems.append(
-                    f"sharing group {gid}: the template's {what} serves {brief(sorted(got) or 'no query')}, "
-                    f"but the templates of its queries give {brief(sorted(want) or 'no query')}"
-                )
+                found.append(f"sharing group {gid}: query {name} has other partitioning or windows than the group")
+        kind = kind_of(group["kind"])
+        if kind is None:
+            found.append(f"sharing group {gid}: kind {group['kind']} is not known to this engine")
+        elif not found:
+            found += [f"sharing group {gid}: {p}" for p in kind.check(group, queries)]
+        if not found and queries_ok and kind is not None:
+            compiled = [compile_query(queries[name]) for name in group["queries"]]
+            reason = kind.supports(group, compiled)
+            if reason is not None:
+                found.append(f"sharing group {gid}: {reason}")
+        problems += found
     return problems
 
 
@@ -384,10 +334,36 @@ def validate_plan(plan: Any) -> None:
             f"plan {plan_id} has {len(sharing)} sharing groups for {len(queries)} queries: a group shares "
             "at least two queries and a query is in at most one group"
         )
+    plan = upgrade(plan)
     problem = _schema_error(plan)
     if problem is not None:
         raise PlanError(f"plan {plan_id} does not match the plan schema: {problem}")
     check_plan(plan)
+
+
+V2_KLEENE_FIELDS = ("variables", "type", "decision", "snapshots", "template")
+
+
+def upgrade(plan: dict[str, Any]) -> dict[str, Any]:
+    """A plan of an older readable format version in the current form (the same plan, not a
+    copy, when it is current). Version 2 kept a kleene group's fields beside the envelope's:
+    they move into its ``body``, with the grain its queries give (event-grained when one of
+    them has adjacent predicates or negation). The content hash stays the one the plan was
+    written with: it is checked on the plan as read, before this."""
+    if plan.get("format_version") != 2 or not isinstance(plan.get("sharing"), list):
+        return plan
+    entries = {q.get("name"): q for q in plan.get("queries") or [] if isinstance(q, dict)}
+    groups = []
+    for group in plan["sharing"]:
+        if not isinstance(group, dict) or group.get("kind") != "kleene" or "body" in group:
+            groups.append(group)
+            continue
+        body = {k: group[k] for k in V2_KLEENE_FIELDS if k in group}
+        members = [entries.get(q) or {} for q in group.get("queries") or []]
+        event = any(e.get("adjacent_predicates") or e.get("negations") for e in members)
+        body["grain"] = "event" if event else "type"
+        groups.append({**{k: v for k, v in group.items() if k not in V2_KLEENE_FIELDS}, "body": body})
+    return {**plan, "format_version": FORMAT_VERSION, "sharing": groups}
 
 
 def load_plan(
@@ -424,6 +400,7 @@ def load_plan(
         )
     if validate:
         validate_plan(plan)
+    plan = upgrade(plan)
     if workload_hash is not None and plan.get("workload_hash") != workload_hash:
         raise PlanError(
             f"plan {brief(plan.get('plan_id', '?'))} was made for workload {brief(plan.get('workload_hash'))}, "

@@ -299,53 +299,39 @@ def run_eval(args: argparse.Namespace) -> int:
         f"{table.num_rows} events, {len(rows)} result rows, {elapsed:.3f}s",
         file=sys.stderr,
     )
+    from trendlake.engine.shared import kind_of
+
+    kinds = {g["id"]: kind_of(g["kind"]) for g in loaded.raw.get("sharing") or []}
     for gid, st in shared_stats.items():
-        print(f"sharing group {gid}: {st.shared_events} events of the shared type in {st.windows} windows, "
-              f"{st.shared_bursts} bursts shared, {st.split_bursts} split, {st.snapshots} snapshots", file=sys.stderr)
+        print(f"sharing group {gid}: {kinds[gid].summary(st)}", file=sys.stderr)
     return 0
 
 
 def _shared_stats(plan: dict[str, Any], per_window: bool) -> dict[str, Any]:
     """An empty record per sharing group of the plan, for the engine to fill."""
-    from trendlake.engine.shared import kind_module
+    from trendlake.engine.shared import kind_of
 
     out = {}
     for group in plan.get("sharing") or []:
-        module = kind_module(group.get("kind", ""))
-        if module is not None:
-            out[group["id"]] = module.SharedStats(per_window={} if per_window else None)
+        kind = kind_of(group.get("kind", ""))
+        if kind is not None:
+            out[group["id"]] = kind.new_stats(per_window)
     return out
 
 
 def sharing_report(plan: dict[str, Any], shared_stats: dict[str, Any]) -> dict[str, Any]:
-    """What each sharing group did (``eval --sharing-out``): its totals and, per partition
-    (by its key values) and window, the bursts of the shared type, how many were shared and
-    split, the queries kept out of a shared update (event-level snapshots) and the snapshots
-    taken."""
-    from dataclasses import asdict
-
-    from trendlake.engine import format_ts
+    """What each sharing group did (``eval --sharing-out``): its envelope and its kind's
+    report (``Kind.report``: totals and, per partition and window, what was shared)."""
+    from trendlake.engine.shared import kind_of
 
     groups = []
     for group in plan.get("sharing") or []:
         st = shared_stats.get(group["id"])
-        if st is None:
+        kind = kind_of(group["kind"])
+        if st is None or kind is None:
             continue
-        totals = {k: v for k, v in asdict(st).items() if k not in ("per_window", "trace")}
-        within = int(group["window"]["within_us"])
-        slide = int(group["window"].get("slide_us") or within)
-        windows = []
-        for (part, k), counts in sorted((st.per_window or {}).items(), key=lambda kv: (repr(kv[0][0]), kv[0][1])):
-            values = part if isinstance(part, tuple) else ()
-            windows.append({
-                "partition": dict(zip(group.get("partition_by", []), values, strict=False)),
-                "window_start": format_ts(k * slide),
-                "window_end": format_ts(k * slide + within),
-                "bursts": counts[0], "shared": counts[1], "split": counts[2],
-                "event_snapshots": counts[3], "snapshots": counts[4],
-            })
         groups.append({"id": group["id"], "kind": group["kind"], "queries": group["queries"],
-                       "decision": group.get("decision", "static"), **totals, "windows_detail": windows})
+                       **kind.report(group, st)})
     return {"plan_id": plan.get("plan_id"), "planner": plan.get("planner"), "groups": groups}
 
 

@@ -1,9 +1,9 @@
 """``trendlake explain PLAN.json``: what a plan does, in words and as a picture.
 
 Prints, per query, how the engine evaluates it (its granularity and the
-strategy ``auto`` picks) and, per sharing group, who shares which Kleene
-sub-pattern with which snapshots, the estimated shared and non-shared cost
-and the merged template with the queries each transition serves. ``--svg
+strategy ``auto`` picks) and, per sharing group, what its kind says it shares
+and how (``Kind.describe``), the estimated shared and non-shared cost and the
+merged template with the queries each transition serves (``Kind.template``). ``--svg
 FILE`` draws the merged templates (one panel per group; no extra needed).
 """
 
@@ -68,20 +68,21 @@ def explain_text(loaded: Any) -> str:
         lines.append(f"  {name}: {q.granularity}-grained, {where}")
     if not raw.get("sharing"):
         lines.append("sharing: none (every query runs alone)")
-    for g in raw.get("sharing", []):
-        from trendlake.engine.shared.graph import uses_graph
+    from trendlake.engine.shared import kind_of
 
+    for g in raw.get("sharing", []):
+        kind = kind_of(g["kind"])
+        assert kind is not None  # load_plan refuses a kind the engine does not know
         est = g["estimated_cost"]
         ratio = est["non_shared"] / est["shared"] if est["shared"] else float("inf")
-        graph = uses_graph([loaded.queries[q] for q in g["queries"] if q in loaded.queries])
-        how = (f"one event-grained graph of {g['type']}, every burst shared" if graph else
-               f"{g['decision']} decision, snapshots at {' and '.join(g['snapshots'])} level")
-        lines.append(f"group {g['id']}: {g['kind']} — {len(g['queries'])} queries share {g['type']}+ ({how})")
-        lines.append("  queries: " + ", ".join(f"{q} ({g['variables'][q]})" for q in g["queries"]))
-        unit = "graph edges" if graph else "steps"
-        lines.append(f"  estimated cost per window ({unit}): shared {est['shared']}, non-shared {est['non_shared']} "
+        head, *rest = kind.describe(g)
+        lines.append(f"group {g['id']}: {g['kind']} — {head}")
+        lines += [f"  {line}" for line in rest]
+        lines.append(f"  estimated cost per window (steps): shared {est['shared']}, non-shared {est['non_shared']} "
                      f"({ratio:.2f}x)")
-        tpl = g["template"]
+        tpl = kind.template(g)
+        if tpl is None:
+            continue
         lines.append("  merged template:")
         for s in tpl["start"]:
             lines.append(f"    start {s['type']}: {', '.join(s['queries'])}")
@@ -100,11 +101,20 @@ def _label(queries: list[str], limit: int = 3) -> str:
 def template_svg(raw: dict[str, Any]) -> str:
     """An SVG of every sharing group's merged template: types as boxes in columns by their
     distance from a start type, transitions as arrows labelled with the queries they serve."""
+    from trendlake.engine.shared import kind_of
+
     panels = []
     y0 = 10
     width = 200
     for g in raw.get("sharing", []):
-        tpl = g["template"]
+        kind = kind_of(g["kind"])
+        tpl = kind.template(g) if kind is not None else None
+        if tpl is None:
+            panels.append(f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(g["id"])}: {html.escape(g["kind"])} '
+                          f'shared by {html.escape(_label(g["queries"], 6))}</text>')
+            y0 += 40
+            continue
+        shared = set(tpl.get("shared") or [])
         starts = {s["type"] for s in tpl["start"]}
         ends = {s["type"] for s in tpl["end"]}
         types = sorted({t for e in tpl["transitions"] for t in (e["from"], e["to"])} | starts | ends)
@@ -126,7 +136,7 @@ def template_svg(raw: dict[str, Any]) -> str:
         height = 60 + 60 * max((len(ts) for ts in rows.values()), default=0)
         width = max(width, 120 + 190 * (max(rows, default=0) + 1))
         parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(g["id"])}: '
-                 f'{html.escape(g["type"])}+ shared by {html.escape(_label(g["queries"], 6))}</text>']
+                 f'{html.escape(", ".join(sorted(shared)))} shared by {html.escape(_label(g["queries"], 6))}</text>']
         for e in tpl["transitions"]:
             (x1, y1), (x2, y2) = pos[e["from"]], pos[e["to"]]
             label = html.escape(_label(e["queries"]))
@@ -138,7 +148,7 @@ def template_svg(raw: dict[str, Any]) -> str:
                 parts.append(f'<line x1="{x1 + 90}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="#555" marker-end="url(#arrow)"/>')
                 parts.append(f'<text x="{(x1 + 90 + x2) / 2 - 20}" y="{(y1 + y2) / 2 - 6}" font-size="11">{label}</text>')
         for t, (x, y) in pos.items():
-            fill = "#ffd27f" if t == g["type"] else "#dde8f7"
+            fill = "#ffd27f" if t in shared else "#dde8f7"
             stroke = "#b35900" if t in ends else "#335"
             parts.append(f'<rect x="{x}" y="{y - 15}" width="90" height="30" rx="6" fill="{fill}" stroke="{stroke}"/>')
             parts.append(f'<text x="{x + 45}" y="{y + 5}" text-anchor="middle">{html.escape(t)}</text>')

@@ -14,14 +14,37 @@ then decides from the workload's shape alone, and says so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from trendlake.optimizer.errors import OptimizerError
 
-__all__ = ["UNIFORM", "Rates", "graph_cost", "hamlet_cost", "rates_for", "selectivity"]
+__all__ = [
+    "GRAPH_ENTRY_COST",
+    "SNAPSHOT_COST",
+    "UNIFORM",
+    "Rates",
+    "alone_costs",
+    "graph_cost",
+    "hamlet_cost",
+    "plan_cost",
+    "rates_for",
+    "selectivity",
+]
 
 UNIFORM = {"assumption": "uniform"}
+
+# Bringing a query up to date from the shared coefficients and applying one of its steps,
+# relative to one step of the single-query kernel (the ``c`` of ``hamlet_cost``; a group
+# records the value it was planned with in ``parameters.snapshot_cost``, and the executor's
+# per-burst decision uses it).
+SNAPSHOT_COST = 4.0
+# Carrying one snapshot's coefficients along one edge of the shared event-grained graph,
+# relative to an edge of a single query's GRETA graph (an adjacent predicate evaluated and
+# per-window aggregates added): a dict entry added against a predicate call and a few list
+# merges (``graph_cost``).
+GRAPH_ENTRY_COST = 0.1
 
 
 @dataclass(frozen=True)
@@ -138,3 +161,23 @@ def graph_cost(
     shared = p * (pairs * (1.0 + entry_cost * s) + e * s)
     shared += sum(p * s + o * (1.0 + s) for o in other_events.values())
     return shared, non_shared
+
+
+def alone_costs(entries: Mapping[str, Mapping[str, Any]], statistics: Any) -> dict[str, float]:
+    """Each query's cost per window run alone: one step per burst of each of its positive types."""
+    out = {}
+    for name, e in entries.items():
+        types = {v["type"] for v in e["variables"] if not v["negated"]}
+        rates = rates_for(statistics, e["window"]["within_us"], types, name)
+        out[name] = sum(rates.of(t) for t in types)
+    return out
+
+
+def plan_cost(
+    entries: Mapping[str, Mapping[str, Any]], groups: Sequence[Mapping[str, Any]], statistics: Any
+) -> tuple[float, float]:
+    """(estimated, non-shared) cost per window of a plan: every query alone, less what each
+    group saves (its non-shared estimate less its shared one)."""
+    alone = sum(alone_costs(entries, statistics).values())
+    saved = sum(g["estimated_cost"]["non_shared"] - g["estimated_cost"]["shared"] for g in groups)
+    return alone - saved, alone

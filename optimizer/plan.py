@@ -11,7 +11,7 @@ from trendlake.optimizer import ast
 from trendlake.optimizer.analysis import Scope, granularity, panes_us, predicates, template
 from trendlake.optimizer.parser import canonical_tokens
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 def workload_hash(text: str) -> str:
@@ -77,11 +77,26 @@ def build_plan(
     statistics: dict[str, Any] | None = None,
     stream: str | None = None,
 ) -> dict[str, Any]:
-    """The plan of a checked workload made by ``planner`` (see ``optimizer.planners``)."""
+    """The plan of a checked workload made by ``planner`` (see ``optimizer.planners``): the
+    query entries once, every kind's candidates once, the planner's groups numbered ``g0``,
+    ``g1``, ... and, with statistics, the plan's estimated cost against running every query
+    alone (``optimizer.cost.plan_cost``)."""
+    from trendlake.optimizer.candidates import find
+    from trendlake.optimizer.cost import plan_cost
     from trendlake.optimizer.planners import get_planner
 
     plan_fn = get_planner(planner)
-    decision = plan_fn(workload, statistics)
+    entries = {q.name: query_entry(q) for q in workload.queries}
+    groups = plan_fn(entries, find(entries), statistics)
+    for i, group in enumerate(groups):
+        group["id"] = f"g{i}"
+    estimate: float | None = None
+    alternatives: list[dict[str, Any]] = []
+    if statistics is not None:
+        cost, alone = plan_cost(entries, groups, statistics)
+        estimate = round(cost, 6)
+        if planner != "none":
+            alternatives.append({"planner": "none", "estimated_cost": round(alone, 6)})
     whash = workload_hash(workload.text)
     plan = {
         "format_version": FORMAT_VERSION,
@@ -91,11 +106,11 @@ def build_plan(
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "stream": stream,
         "statistics": statistics,
-        "estimated_cost": decision.get("estimated_cost"),
-        "alternatives": decision.get("alternatives", []),
+        "estimated_cost": estimate,
+        "alternatives": alternatives,
         "panes_us": panes_us(workload),
-        "queries": [query_entry(q) for q in workload.queries],
-        "sharing": decision.get("sharing", []),
+        "queries": list(entries.values()),
+        "sharing": groups,
     }
     plan["content_hash"] = content_hash(plan)
     return plan

@@ -71,3 +71,8 @@ def load_stream_schema(name_or_path: str | Path) -> dict[str, Any]:
 def load_plan_schema() -> dict[str, Any]:
     """The JSON Schema every plan must satisfy."""
     return json.loads(resource("plan.schema.json").read_text(encoding="utf-8"))
+
+
+def load_kind_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema of a sharing group's body of ``kind`` (``schemas/kinds/<kind>.json``)."""
+    return json.loads(resource("kinds", f"{kind}.json").read_text(encoding="utf-8"))

@@ -144,13 +144,13 @@ BUGS = [
         "def _compare(", "if a is None or b is None:",
         "if (a := 0 if a is None else a) is None or (b := 0 if b is None else b) is None:"),
     # the four kinds the first trust round's planted bugs showed missed (docs/testing.md)
-    # (a) the shared event-grained graph's coefficients (engine/shared/coefficients.py): a sum's
+    # (a) the shared event-grained graph's coefficients (engine/shared/kleene/coefficients.py): a sum's
     # sign lost, on the int64 path and on the exact Python-integer path that large values take
     Bug("shared-coef-sum-sign", "shared graph: an integer sum coefficient adds |x| (int64 path)",
         "def vertex(self, sid: int", "s + m * value", "s + m * abs(value)", tests=SHARED_TESTS),
     Bug("shared-coef-exact-sum-sign", "shared graph: an integer sum coefficient adds |x| (exact path)",
         "def vertex(self, sid: int", "x + times(value, y)", "x + times(abs(value), y)", tests=SHARED_TESTS),
-    # (b) a planner writing a plan that eval refuses (optimizer/sharing.py): next-match queries
+    # (b) a planner writing a plan that eval refuses (optimizer/candidates/kleene.py): next-match queries
     # taken for sharable (the key of a set then keeps them apart from any-match ones, and the
     # engine shares skip-till-any-match only), or a sharable set's key without the window
     Bug("sharing-next-match-eligible", "planners: next-match queries share a Kleene group",
@@ -160,10 +160,10 @@ BUGS = [
         "def candidates(", 'entry["window"]["within_us"],\n                entry["window"]["slide_us"],', "",
         under="optimizer", tests=PLANNER_TESTS),
     # (c) a planner grouping other queries, a valid plan with the same answers at another cost
-    # (optimizer/planners/hamlet.py): only queries with the same predicates on K share
+    # (optimizer/candidates/kleene.py): only queries with the same predicates on K share
     Bug("hamlet-same-predicates-only", "hamlet: only queries with equal predicates on K share (cost only)",
-        "def _plan(workload: ast.Workload", "candidates(list(entries.values()))",
-        "candidates(list(entries.values()), same_predicates=True)", under="optimizer", tests=PLANNER_TESTS),
+        "def candidates(", "if event_grained or same_predicates:", "if True:",
+        under="optimizer", tests=PLANNER_TESTS),
     # (d) input typing (engine/files.py): a CSV read with a stream schema keeps the columns pyarrow
     # infers as int64, so a string attribute "007" becomes "7"
     Bug("csv-schema-strings-as-numbers", "eval input: a declared string column of digits read as a number",

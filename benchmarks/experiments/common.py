@@ -83,11 +83,10 @@ class Strategy:
             if self.engine_strategy not in engine.STRATEGIES:
                 return f"engine strategy {self.engine_strategy!r} is not in engine.STRATEGIES"
             return None
-        if self.kind == "forced":
-            from trendlake.engine.shared import KINDS
-
-            return None if "kleene" in KINDS else "the engine has no shared Kleene executor"
         from trendlake.optimizer.planners import PLANNERS
+
+        if self.kind == "forced":
+            return None if "share-all" in PLANNERS else "planner 'share-all' is not registered"
 
         if self.kind == "cli" and self.planner == "hamlet-plan":
             return None if "hamlet" in PLANNERS else "planner 'hamlet' is not registered"
@@ -381,10 +380,10 @@ def _cli_runner(s: Strategy, prepared: Prepared, table: Any) -> Callable[[], lis
 
 
 def forced_sharing(raw: dict[str, Any], decision: str) -> dict[str, Any]:
-    """The unshared plan with every sharable set of its queries as one ``kleene`` group with
-    ``decision``: what the shared executor costs, planner aside."""
+    """The unshared plan with every sharable set of its queries as one group with ``decision``
+    (the ``share-all`` planner's groups): what the shared executors cost, planner aside."""
     from trendlake.engine.plan import content_hash
-    from trendlake.optimizer.sharing import every_sharable_set
+    from trendlake.optimizer.planners.share_all import every_sharable_set
 
     plan = dict(raw, sharing=every_sharable_set(raw["queries"], decision))
     if "content_hash" in plan:  # a plan with groups is another plan: its own content hash

@@ -1,22 +1,23 @@
-"""Shared execution of sharing groups, one module per kind (docs/plan-format.md, "Sharing").
+"""Shared execution of sharing groups, one kind per package (docs/plan-format.md, "Sharing").
 
 The plan's ``sharing`` list holds groups; each names its ``kind`` and the
-engine dispatches on that kind (never on the planner that chose it). A kind
-module exposes ``supports(queries, shared) -> reason | None`` and
-``run_group(...)``; ``KINDS`` is the registry.
+engine dispatches on that kind (never on the planner that chose it) through
+the ``Kind`` contract (``engine.shared.base``). ``KINDS`` is the registry: a
+new kind is its own package plus one line here.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+from trendlake.engine.shared.base import GroupInput, GroupResults, Kind
+from trendlake.engine.shared.kleene import KLEENE
 
-from trendlake.engine.shared import kleene
+__all__ = ["KINDS", "GroupInput", "GroupResults", "Kind", "kind_of"]
 
-__all__ = ["KINDS", "kind_module"]
+KINDS: dict[str, Kind] = {
+    KLEENE.name: KLEENE,
+}
 
-KINDS: dict[str, ModuleType] = {kleene.KIND: kleene}
 
-
-def kind_module(kind: str) -> ModuleType | None:
-    """The module executing groups of ``kind``, or None for a kind this engine does not know."""
-    return KINDS.get(kind)
+def kind_of(name: str) -> Kind | None:
+    """The kind ``name``, or None for a kind this engine does not know."""
+    return KINDS.get(name)

@@ -1,24 +1,28 @@
-"""Planner registry: ``PLANNERS[name](workload, statistics) -> dict``.
+"""Planner registry: ``PLANNERS[name](entries, candidates, statistics) -> groups``.
 
-A planner returns ``{"sharing": [...], "estimated_cost": number | None,
-"alternatives": [{"planner", "estimated_cost"}, ...]}``; ``build_plan`` puts
-these into the plan next to the per-query entries.
+Every planner has one signature: the plan's query entries by name (in
+workload order, ``optimizer.plan.query_entry``, computed once per plan), the
+sharing candidates of every kind (``optimizer.candidates.find``) and the
+statistics (or None), giving the sharing groups it chose, each made by
+``optimizer.groups.make_group`` through its kind's candidates module.
+``build_plan`` numbers the groups and estimates the plan's cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from trendlake.optimizer import ast
-from trendlake.optimizer.planners import hamlet, none
+from trendlake.optimizer.candidates import Candidates
+from trendlake.optimizer.planners import hamlet, none, share_all
 
-Planner = Callable[[ast.Workload, "dict[str, Any] | None"], dict[str, Any]]
+Planner = Callable[[Mapping[str, dict[str, Any]], Candidates, Any], list[dict[str, Any]]]
 
 PLANNERS: dict[str, Planner] = {
     "none": none.plan,
     "hamlet": hamlet.plan_dynamic,
     "hamlet-static": hamlet.plan_static,
+    "share-all": share_all.plan,
 }
 
 

@@ -8,12 +8,12 @@ burst.
 
 ``hamlet-static`` decides once per workload, at plan time, from the
 statistics (Hamlet's static baseline): for every sharable set
-(``optimizer.sharing.candidates``, largest first) it keeps the queries whose
+(``optimizer.candidates.kleene``, largest first) it keeps the queries whose
 sharing pays for itself — a query joins when the steps of the shared type it
 no longer processes exceed the snapshot cost of its own steps (the
 benefit-driven pruning of Theorem 4.2 applied per query) — and shares when at
 least two queries remain and the group's estimated cost is below the
-non-shared one (``optimizer.cost.hamlet_static_cost``). A query is in at most
+non-shared one (``optimizer.cost.hamlet_cost``). A query is in at most
 one group. Statistics decide: with each query's own types about as frequent as
 the bursts of the shared type between them (the usual case), running each
 query on COGRA's kernel is cheaper and nothing is shared.
@@ -22,44 +22,37 @@ query on COGRA's kernel is cheaper and nothing is shared.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from trendlake.optimizer import ast
-from trendlake.optimizer.cost import graph_cost, hamlet_cost, rates_for, selectivity
-from trendlake.optimizer.sharing import candidates, merged_template
-
-# Bringing a query up to date from the shared coefficients and applying one of its steps,
-# relative to one step of the single-query kernel. Set from a profile of an early version of
-# the shared executor on the hamlet benchmark's rides workload (40 queries, 20,000 events:
-# about 8 us per member step and window against about 1.6 us per kernel step); the executor
-# got faster since (docs/engine.md, "When sharing pays"), so this is conservative: the
-# planners share less than they could. Calibrating it from the benchmark's executor figure
-# is open work.
-SNAPSHOT_COST = 4.0
-# Carrying one snapshot's coefficients along one edge of the shared event-grained graph,
-# relative to an edge of a single query's GRETA graph (an adjacent predicate evaluated and
-# per-window aggregates added): a dict entry added against a predicate call and a few list
-# merges. Estimated from the executor's inner loops, to be calibrated from the hamlet
-# benchmark's event-grained figure (docs/engine.md, "When sharing pays").
-GRAPH_ENTRY_COST = 0.1
+from trendlake.optimizer.candidates import Candidates, kleene
+from trendlake.optimizer.cost import (
+    GRAPH_ENTRY_COST,
+    SNAPSHOT_COST,
+    alone_costs,
+    graph_cost,
+    hamlet_cost,
+    rates_for,
+    selectivity,
+)
 
 
-def plan_static(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+def plan_static(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
     """Hamlet's static baseline: groups decided once, every burst shared."""
-    return _plan(workload, statistics, dynamic=False)
+    return _plan(entries, candidates, statistics, dynamic=False)
 
 
-def plan_dynamic(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+def plan_dynamic(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
     """Hamlet: groups decided at plan time, each burst shared or split at run time."""
-    return _plan(workload, statistics, dynamic=True)
+    return _plan(entries, candidates, statistics, dynamic=True)
 
 
 def _graph_group(
-    cand: Any, members: dict[str, str], entries: dict[str, Any], rates: dict[str, Any],
-    types_of: dict[str, set[str]], dynamic: bool, statistics: dict[str, Any] | None,
+    cand: Any, members: dict[str, str], entries: Mapping[str, Any], rates: dict[str, Any],
+    types_of: dict[str, set[str]], alone_of: dict[str, float], dynamic: bool, statistics: Any,
 ) -> dict[str, Any] | None:
     """A group sharing the event-grained graph of ``cand.type`` when that is estimated cheaper
-    (``optimizer.cost.graph_cost``; costs in graph edges per window), else None. The graph is
+    (``optimizer.cost.graph_cost``, in graph edges per window), else None. The graph is
     shared by every burst: a per-burst split would rebuild it per query."""
     k_events = max(rates[q].events.get(cand.type, 0.0) for q in members)
     feeding: dict[str, float] = {}  # types leading into K, over the group: what starts snapshots
@@ -79,44 +72,32 @@ def _graph_group(
     shared, non_shared = graph_cost(k_events, snapshots, other, GRAPH_ENTRY_COST, partitions)
     if shared >= non_shared:
         return None
-    first = entries[next(iter(members))]
-    return {
-        "id": "",
-        "kind": "kleene",
-        "queries": list(members),
-        "variables": dict(members),
-        "type": cand.type,
-        "partition_by": first["partition_by"],
-        "window": dict(first["window"]),
-        "decision": "dynamic" if dynamic else "static",
-        "snapshots": ["graphlet"],
-        "parameters": {"snapshot_cost": SNAPSHOT_COST, "graph_entry_cost": GRAPH_ENTRY_COST},
-        "estimated_cost": {"shared": round(shared, 6), "non_shared": round(non_shared, 6)},
-        "template": merged_template(entries, members),
-    }
+    # costed in graph edges: in steps, the same fraction of the queries' cost alone
+    alone = sum(alone_of[q] for q in members)
+    return kleene.group(
+        entries, members, cand.type, graph=True, decision="dynamic" if dynamic else "static",
+        same_predicates=True, parameters={"snapshot_cost": SNAPSHOT_COST, "graph_entry_cost": GRAPH_ENTRY_COST},
+        estimated_cost=(alone * shared / non_shared, alone),
+    )
 
 
-def _plan(workload: ast.Workload, statistics: dict[str, Any] | None, dynamic: bool) -> dict[str, Any]:
-    from trendlake.optimizer.plan import query_entry
-
-    entries = {q.name: query_entry(q) for q in workload.queries}
+def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any, dynamic: bool) -> list[dict[str, Any]]:
     types_of = {
         name: {v["type"] for v in e["variables"] if not v["negated"]} for name, e in entries.items()
     }
     rates = {
         name: rates_for(statistics, e["window"]["within_us"], types_of[name], name) for name, e in entries.items()
     }
-    alone = {name: sum(rates[name].of(t) for t in types_of[name]) for name in entries}
+    alone = alone_costs(entries, statistics)
     taken: set[str] = set()
     groups = []
-    for cand in candidates(list(entries.values())):
+    for cand in candidates.get(kleene.KIND, []):
         members = {q: v for q, v in cand.variables.items() if q not in taken}
         if len(members) < 2:
             continue
         if cand.graph:
-            group = _graph_group(cand, members, entries, rates, types_of, dynamic, statistics)
+            group = _graph_group(cand, members, entries, rates, types_of, alone, dynamic, statistics)
             if group is not None:
-                group["id"] = f"g{len(groups)}"
                 groups.append(group)
                 taken.update(members)
             continue
@@ -142,35 +123,10 @@ def _plan(workload: ast.Workload, statistics: dict[str, Any] | None, dynamic: bo
         )
         if shared >= non_shared:
             continue
-        first = entries[next(iter(kept))]
-        same = len(by_predicate) == 1
-        groups.append(
-            {
-                "id": f"g{len(groups)}",
-                "kind": "kleene",
-                "queries": list(kept),
-                "variables": kept,
-                "type": cand.type,
-                "partition_by": first["partition_by"],
-                "window": dict(first["window"]),
-                "decision": "dynamic" if dynamic else "static",
-                "snapshots": ["graphlet"] if same else ["graphlet", "event"],
-                "parameters": {"snapshot_cost": SNAPSHOT_COST},
-                "estimated_cost": {"shared": round(shared, 6), "non_shared": round(non_shared, 6)},
-                "template": merged_template(entries, kept),
-            }
-        )
+        groups.append(kleene.group(
+            entries, kept, cand.type, graph=False, decision="dynamic" if dynamic else "static",
+            same_predicates=len(by_predicate) == 1, parameters={"snapshot_cost": SNAPSHOT_COST},
+            estimated_cost=(shared, non_shared),
+        ))
         taken.update(kept)
-    total_alone = sum(alone.values())
-    saved = 0.0
-    for g in groups:
-        est = g["estimated_cost"]
-        if "graph_entry_cost" in g["parameters"]:  # costed in graph edges: the same fraction saved
-            saved += (1.0 - est["shared"] / est["non_shared"]) * sum(alone[q] for q in g["queries"])
-        else:
-            saved += est["non_shared"] - est["shared"]
-    return {
-        "sharing": groups,
-        "estimated_cost": round(total_alone - saved, 6),
-        "alternatives": [{"planner": "none", "estimated_cost": round(total_alone, 6)}],
-    }
+    return groups

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from trendlake.optimizer import ast
+from trendlake.optimizer.candidates import Candidates
 
 
-def plan(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
-    """No sharing and no cost estimate."""
-    return {"sharing": [], "estimated_cost": None, "alternatives": []}
+def plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
+    """No groups."""
+    return []

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 from trendlake.engine import timeline
 from trendlake.engine.columns import Columns, Event, Types, as_column, events_from_columns
+from trendlake.engine.layout import Layout
 from trendlake.engine.query import ANY, CompiledQuery, Unsupported
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.kernel import compiled_for, run_compiled, run_kernel
-from trendlake.engine.strategies.cogra.layout import Layout
 from trendlake.engine.strategies.cogra.pattern import run_pattern
 from trendlake.engine.strategies.cogra.prepare import (
     prepare_columns,

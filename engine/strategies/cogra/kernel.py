@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 from trendlake.engine.aggregates import NAN, FSum, exact_sum
+from trendlake.engine.layout import LIMIT, Layout, frozen
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
-from trendlake.engine.strategies.cogra.layout import LIMIT, Layout, frozen
 from trendlake.engine.strategies.cogra.prepare import Prepared
 from trendlake.engine.timeline import panes, window_range
 

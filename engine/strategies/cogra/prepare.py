@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from trendlake.engine.columns import Event, Types, clean
 from trendlake.engine.expr.vector import local_mask
+from trendlake.engine.layout import Layout
 from trendlake.engine.query import CompiledQuery
-from trendlake.engine.strategies.cogra.layout import Layout
 
 
 class Prepared:

@@ -75,3 +75,32 @@ def fig_2_3_query(semantics: str = "skip-till-any-match", **kw: Any) -> dict[str
         semantics=semantics,
         **kw,
     )
+
+
+def kleene_group(
+    plan: dict[str, Any],
+    variables: dict[str, str],
+    *,
+    decision: str = "static",
+    snapshot_cost: float = 4.0,
+    gid: str = "g0",
+) -> dict[str, Any]:
+    """A complete ``kleene`` group of ``plan``'s queries ``variables`` names (query -> its
+    shared variable), whether or not the engine supports it: the shared type and the
+    partitioning and windows are the first query's, the grain what the queries give."""
+    from trendlake.engine.shared.template import merged_template
+
+    entries = {q["name"]: q for q in plan["queries"]}
+    names = list(variables)
+    first = entries[names[0]]
+    types = {v["name"]: v["type"] for v in first["variables"]}
+    event = any(entries[q].get("adjacent_predicates") or entries[q].get("negations") for q in names)
+    return {
+        "id": gid, "kind": "kleene", "queries": names,
+        "partition_by": list(first["partition_by"]), "window": dict(first["window"]),
+        "parameters": {"snapshot_cost": snapshot_cost},
+        "estimated_cost": {"shared": 0.0, "non_shared": 0.0},
+        "body": {"type": types[variables[names[0]]], "variables": dict(variables),
+                 "grain": "event" if event else "type", "decision": decision,
+                 "snapshots": ["graphlet", "event"], "template": merged_template(entries, names)},
+    }

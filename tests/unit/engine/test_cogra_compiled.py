@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trendlake.engine.aggregates import CAP
+from trendlake.engine.layout import Layout
 from trendlake.engine.strategies.cogra import kernel
-from trendlake.engine.strategies.cogra.layout import Layout
 
 from tests.randomized import drawn_on_a_fixed_seed, once
 from tests.unit.engine.engine_adapter import run_engine

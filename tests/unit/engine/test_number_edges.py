@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from trendlake.engine.strategies.cogra import kernel
 from trendlake.optimizer import parse_workload
 from trendlake.optimizer.plan import build_plan
-from trendlake.optimizer.sharing import every_sharable_set
+from trendlake.optimizer.planners.share_all import every_sharable_set
 
 from trendlake import engine
 
@@ -105,7 +105,7 @@ def test_the_plans_hold_type_and_event_grained_groups() -> None:
     groups = {tuple(g["queries"]) for g in PLAN_DICTS["static"]["sharing"]}
     assert any(q[0].startswith("a") or q[0].startswith("s") for q in groups)
     assert any(q[0].startswith("e") for q in groups)
-    assert {g["decision"] for g in PLAN_DICTS["dynamic"]["sharing"]} == {"dynamic"}
+    assert {g["body"]["decision"] for g in PLAN_DICTS["dynamic"]["sharing"]} == {"dynamic"}
 
 
 @st.composite

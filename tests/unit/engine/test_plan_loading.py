@@ -199,28 +199,28 @@ def g0(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _transition(p: dict[str, Any], src: str, dst: str) -> dict[str, Any]:
-    return next(t for t in g0(p)["template"]["transitions"] if (t["from"], t["to"]) == (src, dst))
+    return next(t for t in g0(p)["body"]["template"]["transitions"] if (t["from"], t["to"]) == (src, dst))
 
 
 TEMPLATE_EDITS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
-    "empty template": (lambda p: g0(p).update(template={"start": [], "end": [], "transitions": []}),
+    "empty template": (lambda p: g0(p)["body"].update(template={"start": [], "end": [], "transitions": []}),
                        r"sharing group g0: the template is empty"),
     "invented query": (lambda p: _transition(p, "T1", "T2")["queries"].append("ghost"),
                        r"the template's transition T1 -> T2 names query ghost, which is not in the plan"),
     "query of the plan outside the group": (
-        lambda p: g0(p)["template"]["start"][0]["queries"].append("q3"),
+        lambda p: g0(p)["body"]["template"]["start"][0]["queries"].append("q3"),
         r"the template's start type T1 names query q3, which is not in the group"),
     "transition served by the wrong query": (
         lambda p: _transition(p, "T1", "T2").update(queries=["q2"]),
         r"transition T1 -> T2 serves \['q2'\], but the templates of its queries give \['q1'\]"),
     "transition of no query": (
-        lambda p: g0(p)["template"]["transitions"].append({"from": "T5", "to": "T2", "queries": ["q1"]}),
+        lambda p: g0(p)["body"]["template"]["transitions"].append({"from": "T5", "to": "T2", "queries": ["q1"]}),
         r"transition T5 -> T2 serves \['q1'\], but the templates of its queries give no query"),
-    "end type dropped": (lambda p: g0(p)["template"].update(end=[]),
+    "end type dropped": (lambda p: g0(p)["body"]["template"].update(end=[]),
                          r"end type T2 serves no query, but the templates of its queries give \['q1', 'q2'\]"),
-    "entry listed twice": (lambda p: g0(p)["template"]["end"].append(dict(g0(p)["template"]["end"][0])),
+    "entry listed twice": (lambda p: g0(p)["body"]["template"]["end"].append(dict(g0(p)["body"]["template"]["end"][0])),
                            r"the template lists end type T2 twice"),
-    "query named twice": (lambda p: g0(p)["template"]["end"][0]["queries"].append("q1"),
+    "query named twice": (lambda p: g0(p)["body"]["template"]["end"][0]["queries"].append("q1"),
                           r"the template's end type T2 names a query twice"),
 }
 

@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 from trendlake.engine.shared.kleene import SharedStats
 from trendlake.optimizer import parse_workload
 from trendlake.optimizer.plan import build_plan
-from trendlake.optimizer.sharing import every_sharable_set
+from trendlake.optimizer.planners.share_all import every_sharable_set
 
 from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine, same_rows
+from tests.unit.engine.handplans import kleene_group
 from trendlake import engine
 
 # statistics under which sharing the graph of K pays: K dense, the other types rare
@@ -67,8 +68,7 @@ def test_groups_must_match_and_connect_the_same_events() -> None:
     rows = [{"type": "A", "ts": 1, "seq": 0, "x": 1}, {"type": "K", "ts": 2, "seq": 1, "x": 2}]
     for other, reason in [("q2", "connect the same events"), ("q3", "connect the same events"),
                           ("q4", "into or out of the shared")]:
-        bad = dict(plan, sharing=[{"id": "g0", "kind": "kleene", "queries": ["q1", other],
-                                   "variables": {"q1": "K", other: "K"}}])
+        bad = dict(plan, sharing=[kleene_group(plan, {"q1": "K", other: "K"})])
         with pytest.raises(engine.PlanError, match=reason):
             engine.evaluate(bad, engine.table_from_rows(rows))
 
@@ -234,7 +234,7 @@ def test_overflowing_counts_equal_each_query_alone(n: int) -> None:
 def test_coefficient_rows_follow_their_vertices(ops: list[tuple[str, int]]) -> None:
     """The matrices grow, drop expired rows and move the live ones to the front; the live rows
     and the columns the adjacent predicate reads stay those of the live vertices, in order."""
-    from trendlake.engine.shared.coefficients import Coefficients
+    from trendlake.engine.shared.kleene.coefficients import Coefficients
 
     coef = Coefficients(True, {"x": np.int64}, {"x": np.int64}, {}, exact=False, val_dtypes={"x": np.int64})
     sid = coef.add_column()
@@ -261,7 +261,7 @@ def test_coefficient_rows_follow_their_vertices(ops: list[tuple[str, int]]) -> N
 def test_coefficient_columns_after_rows_moved_to_the_front() -> None:
     """The live rows 9-15 of a full matrix are read, moved to the front when it fills, and later
     rows 9-15 (other vertices) are live again: the columns read are theirs."""
-    from trendlake.engine.shared.coefficients import Coefficients
+    from trendlake.engine.shared.kleene.coefficients import Coefficients
 
     coef = Coefficients(False, {}, {}, {}, exact=False, val_dtypes={"x": np.int64})
     sid = coef.add_column()

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trendlake.optimizer import parse_workload
 from trendlake.optimizer.plan import build_plan
-from trendlake.optimizer.sharing import every_sharable_set
+from trendlake.optimizer.planners.share_all import every_sharable_set
 
 from tests.unit.engine.test_number_edges import same_rows
 from trendlake import engine

@@ -22,6 +22,7 @@ from trendlake.optimizer.plan import build_plan
 
 from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine, same_rows
+from tests.unit.engine.handplans import kleene_group
 from trendlake import engine
 
 HAMLET = [1, 1, 3, 2, 2, 2, 2, 1, 1, 3, 3, 3, 2, 2]
@@ -45,7 +46,7 @@ def test_hamlet_worked_example_through_the_shared_executor() -> None:
     stats = {"pane_us": 60_000_000, "types": {"T1": {"rate_mean": 4}, "T2": {"rate_mean": 60}, "T3": {"rate_mean": 4}},
              "bursts": {"*": {"types": {"T1": {"mean": 2}, "T2": {"mean": 1}, "T3": {"mean": 2}}}}}
     plan = _plan(text, statistics=stats)
-    assert [(g["kind"], g["queries"], g["variables"]) for g in plan["sharing"]] == [
+    assert [(g["kind"], g["queries"], g["body"]["variables"]) for g in plan["sharing"]] == [
         ("kleene", ["q1", "q2"], {"q1": "T2", "q2": "T2"})
     ]
     trace: list[Any] = []
@@ -76,7 +77,7 @@ def test_a_plan_with_an_unsupported_group_is_refused() -> None:
     text = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(A, K+) SEMANTICS skip-till-next-match WITHIN 1 minute;
               QUERY q2 RETURN COUNT(*) PATTERN SEQ(B, K+) WITHIN 1 minute;"""
     plan = _plan(text, planner="none")
-    plan["sharing"] = [{"id": "g0", "kind": "kleene", "queries": ["q1", "q2"], "variables": {"q1": "K", "q2": "K"}}]
+    plan["sharing"] = [kleene_group(plan, {"q1": "K", "q2": "K"})]
     with pytest.raises(engine.PlanError, match="skip-till-any-match only"):
         engine.evaluate(plan, engine.table_from_rows(_hamlet_rows()))
 
@@ -175,7 +176,7 @@ def test_shared_plan_equals_every_query_alone(planner: str, workload: tuple[str,
     for g in shared["sharing"]:
         r = report[g["id"]]
         assert r.bursts == r.shared_bursts + r.split_bursts
-        if g["decision"] == "static":
+        if g["body"]["decision"] == "static":
             assert r.split_bursts == 0
         event(f"event-level snapshots: {r.event_snapshots > 0}; split bursts: {r.split_bursts > 0}")
     event(f"shared executor visited windows: {any(s.windows for s in report.values())}")
@@ -201,7 +202,7 @@ def test_every_sharable_set_shared_equals_each_query_alone(
     """The executor on groups the planner might not choose: every sharable set of the
     workload (different predicates on K included) as one group, shared per burst
     (static) or shared-or-split per burst (dynamic)."""
-    from trendlake.optimizer.sharing import every_sharable_set
+    from trendlake.optimizer.planners.share_all import every_sharable_set
 
     text, _ = workload
     plan = _plan(text, planner="none")
@@ -281,9 +282,7 @@ def test_dynamic_decision_per_burst(decision: str, cost: float, shared: int, spl
             {"type": "K", "ts": 4, "seq": 3, "x": 1}, {"type": "C", "ts": 5, "seq": 4, "x": 0},
             {"type": "K", "ts": 6, "seq": 5, "x": 1}]
     plan = _plan(text, planner="none")
-    plan["sharing"] = [{"id": "g0", "kind": "kleene", "queries": ["q1", "q2", "q3"],
-                        "variables": {"q1": "K", "q2": "K", "q3": "K"}, "decision": decision,
-                        "parameters": {"snapshot_cost": cost}}]
+    plan["sharing"] = [kleene_group(plan, {"q1": "K", "q2": "K", "q3": "K"}, decision=decision, snapshot_cost=cost)]
     per_window: dict[Any, list[int]] = {}
     report = {"g0": SharedStats(per_window=per_window)}
     got = engine.evaluate(plan, engine.table_from_rows(rows), shared_stats=report)
@@ -312,8 +311,7 @@ def test_float_sums_of_the_shared_type_with_ties(xs: list[float]) -> None:
     rows += [{"type": "K", "ts": 1 + i // 2, "seq": 1 + i, "x": x} for i, x in enumerate(xs)]  # pairs of ties
     rows += [{"type": "B", "ts": 9, "seq": 9, "x": 0.0}]
     plan = _plan(text, planner="none")
-    plan["sharing"] = [{"id": "g0", "kind": "kleene", "queries": ["q1", "q2"],
-                        "variables": {"q1": "K", "q2": "K"}, "decision": "static", "parameters": {}}]
+    plan["sharing"] = [kleene_group(plan, {"q1": "K", "q2": "K"})]
     got = run_engine(plan, rows, "auto")
     want = run_engine(_plan(text, planner="none"), rows, "twostep")
     assert same_rows(got, want), (got, want)

@@ -123,7 +123,7 @@ def test_random_workload_text_never_a_traceback(tmp_path: Path, text: str) -> No
     code, out, err = run(["plan", str(wl)])
     assert "Traceback" not in err and "internal error" not in err, err
     if code == 0:
-        assert json.loads(out)["format_version"] == 2
+        assert json.loads(out)["format_version"] == 3
     else:
         assert code == EXIT_BAD_INPUT and err.startswith("trendlake: error: ")
 

@@ -78,11 +78,11 @@ def test_plan_from_stored_statistics_shares_and_eval_of_the_plan_equals_no_shari
     code, _, err = run(["plan", str(wl), "--planner", planner, "--stats", str(stats_path), "--out", str(plan_path)])
     assert code == 0, err
     plan = json.loads(plan_path.read_text())
-    assert plan["planner"] == planner and plan["format_version"] == 2
+    assert plan["planner"] == planner and plan["format_version"] == 3
     (group,) = plan["sharing"]
-    assert sorted(group["queries"]) == ["q1", "q2", "q3"] and group["type"] == "K"
-    assert group["decision"] == ("dynamic" if planner == "hamlet" else "static")
-    assert group["snapshots"] == ["graphlet", "event"]  # q3 matches fewer K events
+    assert sorted(group["queries"]) == ["q1", "q2", "q3"] and group["body"]["type"] == "K"
+    assert group["body"]["decision"] == ("dynamic" if planner == "hamlet" else "static")
+    assert group["body"]["snapshots"] == ["graphlet", "event"]  # q3 matches fewer K events
     assert group["estimated_cost"]["shared"] < group["estimated_cost"]["non_shared"]
     assert plan["estimated_cost"] < plan["alternatives"][0]["estimated_cost"]
     assert plan["statistics"] == DENSE
@@ -193,7 +193,7 @@ def test_event_grained_queries_share_their_graph_from_a_real_file(files, tmp_pat
     code, out, _ = run(["explain", str(plan_path)])
     assert code == 0
     assert "group g0: kleene — 4 queries share K+ (one event-grained graph of K, every burst shared)" in out
-    assert "estimated cost per window (graph edges)" in out
+    assert "estimated cost per window (steps)" in out
 
 
 def test_sharing_out_without_sharing_writes_an_empty_report(files, tmp_path: Path) -> None:

@@ -25,7 +25,10 @@ WITHIN 30 minutes SLIDE 5 minutes;"""
 
 
 def validate(plan: dict) -> None:
-    jsonschema.Draft202012Validator(load_plan_schema()).validate(plan)
+    """Against the plan schema with the engine's kinds' bodies (``engine.plan.plan_schema``)."""
+    from trendlake.engine.plan import plan_schema
+
+    jsonschema.Draft202012Validator(plan_schema()).validate(plan)
 
 
 def test_plan_schema_is_a_valid_draft_2020_12_schema() -> None:
@@ -74,7 +77,7 @@ def test_design_example_matches_plan_format_doc() -> None:
     plan = optimizer.build_plan(optimizer.compile_workload(STUCK))
     validate(plan)
     (q,) = plan["queries"]
-    assert plan["panes_us"] == 300_000_000 and plan["sharing"] == [] and plan["format_version"] == 2
+    assert plan["panes_us"] == 300_000_000 and plan["sharing"] == [] and plan["format_version"] == 3
     assert q["window"] == {"within_us": 1_800_000_000, "slide_us": 300_000_000}
     assert q["partition_by"] == ["district", "driver", "rider"]
     assert q["equivalence"] == ["driver", "rider"] and q["group_by"] == ["district"]
@@ -185,7 +188,9 @@ def test_plan_id_and_statistics() -> None:
 
 def test_planner_registry() -> None:
     assert "none" in PLANNERS
-    assert PLANNERS["none"](optimizer.compile_workload(STUCK), None)["sharing"] == []
+    plan = optimizer.build_plan(optimizer.compile_workload(STUCK))
+    entries = {q["name"]: q for q in plan["queries"]}
+    assert PLANNERS["none"](entries, {}, None) == [] and plan["sharing"] == []
     with pytest.raises(ValueError, match="unknown planner 'nope'"):
         optimizer.build_plan(optimizer.compile_workload(STUCK), planner="nope")
 

@@ -27,9 +27,9 @@ CASES = sorted(p.name for p in FOLDER.iterdir() if p.is_dir())
 
 def summary(group: dict[str, Any]) -> dict[str, Any]:
     """What a fixture states about a group."""
-    return {"kind": group["kind"], "type": group["type"], "variables": group["variables"],
-            "grain": "event" if "graph_entry_cost" in group["parameters"] else "type",
-            "snapshots": group["snapshots"]}
+    body = group["body"]
+    return {"kind": group["kind"], "type": body["type"], "variables": body["variables"],
+            "grain": body["grain"], "snapshots": body["snapshots"]}
 
 
 def test_the_cases_cover_the_planners_rules() -> None:
@@ -56,5 +56,5 @@ def test_fixture(name: str) -> None:
         want = sorted(expected["groups"], key=lambda g: sorted(g["variables"]))
         assert got == want, f"{name}, planner {planner}: {expected['why']}"
         decision = "dynamic" if planner == "hamlet" else "static"
-        assert all(g["decision"] == decision for g in plan["sharing"])
+        assert all(g["body"]["decision"] == decision for g in plan["sharing"])
         assert all(g["estimated_cost"]["shared"] < g["estimated_cost"]["non_shared"] for g in plan["sharing"])

@@ -55,7 +55,7 @@ from trendlake.engine.expr.vector import NEXT, NoVector, vec_predicate
 from trendlake.engine.negation import Negations, max_bound
 from trendlake.engine.query import ANY, CompiledQuery, has_cycle
 from trendlake.engine.results import WindowResult
-from trendlake.engine.shared.coefficients import Coefficients, column_dtype, magnitude
+from trendlake.engine.shared.kleene.coefficients import Coefficients, column_dtype, magnitude
 from trendlake.engine.timeline import window_range
 from trendlake.engine.vertices import VarList, Vertex
 
@@ -155,9 +155,8 @@ def run_group(
     attrs: Mapping[str, Any],
     kid: np.ndarray,
     stats: Any,
-    group: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[tuple[int, int], WindowResult]]:
-    """Results per query and (partition id, window index); arguments as ``kleene.run_group``."""
+    """Results per query and (partition id, window index); arguments as ``typed.run_group``."""
     members = [_Member(q, shared[q.name]) for q in queries]
     first = queries[0]
     within, slide = first.within, first.slide

@@ -53,23 +53,20 @@ from trendlake.engine.aggregates import (
     sat,
     sum_sat,
 )
+from trendlake.engine.layout import Layout
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
-from trendlake.engine.shared import graph
-from trendlake.engine.shared.graph import visited_column
-from trendlake.engine.strategies.cogra.layout import Layout
+from trendlake.engine.shared.kleene import graph
+from trendlake.engine.shared.kleene.graph import visited_column
 from trendlake.engine.timeline import panes, window_range
 
-__all__ = ["KIND", "SharedStats", "run_group", "supports"]
+__all__ = ["SharedStats", "run_group", "supports"]
 
-KIND = "kleene"
 REBASE_BITS = 2048  # shared coefficients are rebased (every query brought up to date) beyond this size
 
 
 def supports(queries: Sequence[CompiledQuery], shared: Mapping[str, str]) -> str | None:
-    """None when the shared executor evaluates the group, else why not."""
-    if graph.uses_graph(queries):
-        return graph.supports(queries, shared)
+    """None when the type-grained shared executor evaluates the group, else why not."""
     first = queries[0]
     ktype = None
     for q in queries:
@@ -168,7 +165,9 @@ def run_group(
     attrs: Mapping[str, Any],
     kid: np.ndarray,
     stats: SharedStats | None = None,
-    group: Mapping[str, Any] | None = None,
+    *,
+    dynamic: bool,
+    snapshot_cost: float,
 ) -> dict[str, dict[tuple[int, int], WindowResult]]:
     """Results per query and (partition id, window index) of a sharing group.
 
@@ -180,16 +179,10 @@ def run_group(
     predicates): per time stamp the queries are split by the events they match.
     The largest class goes through the shared update, the others are kept out of
     it (brought up to date before and re-snapshotted after: snapshots at event
-    level) and apply their events on their own. With the group's ``decision``
-    ``dynamic`` (Hamlet's per-burst decision) the burst is shared only when that is
-    cheaper, ``1 + c·|kept out| < (1 + c)·|class|`` with ``c`` the group's
-    ``parameters.snapshot_cost``, else split: every matching query on its own.
-    ``static``: always shared. A group with adjacent predicates runs on the shared
-    event-grained graph instead (``shared.graph``)."""
-    if graph.uses_graph(queries):
-        return graph.run_group(queries, shared, masks, idx, ts, attrs, kid, stats if stats is not None else SharedStats(), group)
-    dynamic = bool(group and group.get("decision") == "dynamic")
-    snapshot_cost = float(((group or {}).get("parameters") or {}).get("snapshot_cost", 4.0))
+    level) and apply their events on their own. ``dynamic`` (Hamlet's per-burst
+    decision): the burst is shared only when that is cheaper, ``1 + c·|kept out| <
+    (1 + c)·|class|`` with ``c`` = ``snapshot_cost``, else split: every matching query
+    on its own. Otherwise (static) always shared."""
     members = [_Member(q, shared[q.name]) for q in queries]
     for m in members:
         m.compile()

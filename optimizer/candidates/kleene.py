@@ -1,4 +1,4 @@
-"""Workload analysis for sharing: sharable Kleene sub-patterns and their merged templates.
+"""Candidates of the ``kleene`` kind: sets of queries that may share a Kleene sub-pattern.
 
 Works on the plan's query entries (``optimizer.plan.query_entry``), the same
 data the engine reads. Hamlet (Def. 4-5): queries can share the trend
@@ -20,14 +20,18 @@ event-grained graph); every aggregate function.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from trendlake.engine.query import canonical_predicates, has_cycle
+from trendlake.engine.shared.template import merged_template
+from trendlake.optimizer.groups import make_group
 
-__all__ = ["Candidate", "candidates", "eligible", "every_sharable_set", "merged_template"]
+__all__ = ["KIND", "Candidate", "candidates", "eligible", "group"]
 
 ANY = "skip-till-any-match"
+KIND = "kleene"
 
 
 @dataclass
@@ -117,48 +121,26 @@ def candidates(entries: list[dict[str, Any]], same_predicates: bool = False) -> 
     return out
 
 
-def merged_template(entries: dict[str, dict[str, Any]], variables: dict[str, str]) -> dict[str, Any]:
-    """The group's merged template (Hamlet Fig. 3): each event type once, every transition
-    labelled with the queries it serves; ``start``/``end`` types likewise."""
-    trans: dict[tuple[str, str], list[str]] = {}
-    starts: dict[str, list[str]] = {}
-    ends: dict[str, list[str]] = {}
-    for q in variables:
-        entry = entries[q]
-        types = {v["name"]: v["type"] for v in entry["variables"]}
-        for t in entry["template"]["transitions"]:
-            trans.setdefault((types[t["from"]], types[t["to"]]), []).append(q)
-        for v in entry["template"]["start"]:
-            starts.setdefault(types[v], []).append(q)
-        for v in entry["template"]["end"]:
-            ends.setdefault(types[v], []).append(q)
-    return {
-        "start": [{"type": t, "queries": qs} for t, qs in sorted(starts.items())],
-        "end": [{"type": t, "queries": qs} for t, qs in sorted(ends.items())],
-        "transitions": [
-            {"from": a, "to": b, "queries": qs} for (a, b), qs in sorted(trans.items())
-        ],
+def group(
+    entries: Mapping[str, Mapping[str, Any]],
+    variables: Mapping[str, str],
+    shared_type: str,
+    *,
+    graph: bool,
+    decision: str,
+    same_predicates: bool,
+    parameters: Mapping[str, float],
+    estimated_cost: tuple[float, float],
+) -> dict[str, Any]:
+    """A ``kleene`` group of the queries ``variables`` names (query -> its variable of
+    ``shared_type``): event-grained (``graph``) or type-grained with snapshots at graphlet
+    level, and at event level too when the queries' predicates on the type differ."""
+    body = {
+        "type": shared_type,
+        "variables": dict(variables),
+        "grain": "event" if graph else "type",
+        "decision": decision,
+        "snapshots": ["graphlet"] if graph or same_predicates else ["graphlet", "event"],
+        "template": merged_template(entries, list(variables)),
     }
-
-
-def every_sharable_set(entries: list[dict[str, Any]], decision: str = "static") -> list[dict[str, Any]]:
-    """Every sharable set of the queries (largest first, a query in one set) as a minimal
-    ``kleene`` sharing group, with no cost model: for measuring and testing the shared
-    executor itself (the planners decide with ``optimizer.cost``)."""
-    groups: list[dict[str, Any]] = []
-    taken: set[str] = set()
-    by_name = {e["name"]: e for e in entries}
-    for cand in candidates(entries):
-        members = {q: v for q, v in cand.variables.items() if q not in taken}
-        if len(members) >= 2:
-            first = by_name[next(iter(members))]
-            # a complete group (the plan schema's fields), costs not estimated
-            groups.append({"id": f"g{len(groups)}", "kind": "kleene", "queries": list(members),
-                           "variables": members, "type": cand.type, "partition_by": list(first["partition_by"]),
-                           "window": dict(first["window"]), "decision": decision,
-                           "snapshots": ["graphlet"] if cand.graph else ["graphlet", "event"],
-                           "parameters": {"snapshot_cost": 4.0},
-                           "estimated_cost": {"shared": 0.0, "non_shared": 0.0},
-                           "template": merged_template(by_name, members)})
-            taken.update(members)
-    return groups
+    return make_group(KIND, list(variables), entries, body, parameters, estimated_cost)
