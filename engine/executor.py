@@ -180,7 +180,7 @@ def _group_partials(
     idx = visit[0] if len(visit) == 1 else np.unique(np.concatenate(visit))
     kind = kind_of(group["kind"])
     assert kind is not None
-    data = GroupInput(members, masks, keeps, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.part_of(idx))
+    data = GroupInput(members, masks, keeps, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.part_of(idx), ks.starts)
     results = kind.run(group, data, stats)
     if stats is not None and getattr(stats, "per_window", None):
         # per-window records name the partition by its key values, not the executor's id

@@ -341,28 +341,21 @@ def validate_plan(plan: Any) -> None:
     check_plan(plan)
 
 
-V2_KLEENE_FIELDS = ("variables", "type", "decision", "snapshots", "template")
-
-
 def upgrade(plan: dict[str, Any]) -> dict[str, Any]:
     """A plan of an older readable format version in the current form (the same plan, not a
-    copy, when it is current). Version 2 kept a kleene group's fields beside the envelope's:
-    they move into its ``body``, with the grain its queries give (event-grained when one of
-    them has adjacent predicates or negation). The content hash stays the one the plan was
-    written with: it is checked on the plan as read, before this."""
-    if plan.get("format_version") != 2 or not isinstance(plan.get("sharing"), list):
+    copy, when it is current): each sharing group as its kind reads it (``Kind.upgrade``;
+    version 2 kept a group's own fields beside the envelope's). The content hash stays the one
+    the plan was written with: it is checked on the plan as read, before this."""
+    from trendlake.engine.shared import kind_of
+
+    version = plan.get("format_version")
+    if version == FORMAT_VERSION or not isinstance(plan.get("sharing"), list):
         return plan
     entries = {q.get("name"): q for q in plan.get("queries") or [] if isinstance(q, dict)}
     groups = []
     for group in plan["sharing"]:
-        if not isinstance(group, dict) or group.get("kind") != "kleene" or "body" in group:
-            groups.append(group)
-            continue
-        body = {k: group[k] for k in V2_KLEENE_FIELDS if k in group}
-        members = [entries.get(q) or {} for q in group.get("queries") or []]
-        event = any(e.get("adjacent_predicates") or e.get("negations") for e in members)
-        body["grain"] = "event" if event else "type"
-        groups.append({**{k: v for k, v in group.items() if k not in V2_KLEENE_FIELDS}, "body": body})
+        kind = kind_of(group.get("kind", "")) if isinstance(group, dict) else None
+        groups.append(kind.upgrade(group, entries, version) if kind is not None else group)
     return {**plan, "format_version": FORMAT_VERSION, "sharing": groups}
 
 

@@ -19,7 +19,9 @@ methods of ``Kind``:
 - ``summary(stats)``, ``report(group, stats)``: that record as one line and
   as JSON;
 - ``describe(group)``, ``template(group)``: what ``explain`` prints and
-  draws.
+  draws;
+- ``upgrade(group, entries, version)``: a group of an older plan format in
+  the current form.
 
 A kind is registered in ``engine.shared.KINDS`` (one line). A kind's
 executor imports building blocks (``engine.layout``, ``engine.aggregates``,
@@ -52,7 +54,8 @@ class GroupInput:
     ``masks[q][v] & keep[q]`` is what ``q`` alone would visit; ``idx``: the rows to visit,
     in (partition, time stamp) order; ``ts``: the time stamps of all the key set's rows;
     ``attrs``: attribute columns by name, over all rows (loaded on first use); ``kid``: the
-    partition id of each visited row."""
+    partition id of each visited row; ``starts``: partition ``p`` starts at row
+    ``starts[p]`` of the key set."""
 
     queries: Sequence[CompiledQuery]
     masks: Mapping[str, Mapping[str, np.ndarray]]
@@ -61,6 +64,7 @@ class GroupInput:
     ts: np.ndarray
     attrs: Mapping[str, Any]
     kid: np.ndarray
+    starts: np.ndarray
 
     def pruned(self, query: str, keep_unpruned: frozenset[str] = frozenset()) -> dict[str, np.ndarray]:
         """``masks[query]`` restricted to the query's partitions, but for the variables named in
@@ -104,6 +108,11 @@ class Kind(Protocol):
 
     def describe(self, group: Mapping[str, Any]) -> list[str]:
         """Lines for ``explain``: what is shared, and how."""
+        ...
+
+    def upgrade(self, group: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], version: int) -> Mapping[str, Any]:
+        """A group as written by format version ``version`` in the current form (the plan's
+        query entries by name at hand); the group itself when it has nothing to change."""
         ...
 
     def template(self, group: Mapping[str, Any]) -> Mapping[str, Any] | None:

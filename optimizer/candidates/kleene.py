@@ -20,7 +20,7 @@ event-grained graph); every aggregate function.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,14 @@ class Candidate:
     def graph(self) -> bool:
         """Whether the queries share the event-grained graph of K (they have adjacent predicates)."""
         return "graph" in self.key[1]
+
+    def forced_group(self, entries: Mapping[str, Mapping[str, Any]], queries: Sequence[str]) -> dict[str, Any]:
+        """``queries`` sharing K whatever it costs, every burst shared."""
+        from trendlake.optimizer.cost import SNAPSHOT_COST
+
+        return group(entries, {q: self.variables[q] for q in queries}, self.type, graph=self.graph,
+                     decision="static", same_predicates=False, parameters={"snapshot_cost": SNAPSHOT_COST},
+                     estimated_cost=(0.0, 0.0))
 
 
 def eligible(entry: dict[str, Any]) -> str | None:

@@ -1,9 +1,10 @@
 """The ``share-all`` planner: every candidate shared, whatever it costs.
 
 For measuring and testing the shared executors themselves (the costed
-planners decide with ``optimizer.cost``): for each kind, its candidates in
-the order found (largest first), a query in at most one group. Needs no
-statistics; its groups carry no cost estimate (0, 0).
+planners decide with ``optimizer.cost``): the candidates of every kind, in
+the order found (largest first), a query in at most one group, each group
+statically decided (``Candidate.forced_group``). Needs no statistics; its
+groups carry no cost estimate (0, 0).
 """
 
 from __future__ import annotations
@@ -11,37 +12,31 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from trendlake.optimizer.candidates import Candidates, kleene
-from trendlake.optimizer.cost import SNAPSHOT_COST
+from trendlake.optimizer.candidates import Candidates, find
 
 __all__ = ["every_sharable_set", "plan"]
 
 
 def plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
-    """Every sharable set of the queries as a group, statically decided."""
-    return _groups(entries, candidates, "static")
+    """Every sharable set of the queries as a group."""
+    groups: list[dict[str, Any]] = []
+    taken: set[str] = set()
+    for found in candidates.values():
+        for cand in found:
+            members = [q for q in cand.queries if q not in taken]
+            if len(members) >= 2:
+                groups.append(cand.forced_group(entries, members))
+                taken.update(members)
+    return groups
 
 
 def every_sharable_set(entries: Sequence[dict[str, Any]], decision: str = "static") -> list[dict[str, Any]]:
     """The groups of ``plan`` for a plan's query entries, numbered ``g0``, ``g1``, ... and
-    decided per burst (``decision`` dynamic) or statically."""
+    decided per burst (``decision`` dynamic) or statically, where the kind decides per burst."""
     by_name = {e["name"]: e for e in entries}
-    groups = _groups(by_name, {kleene.KIND: kleene.candidates(list(entries))}, decision)
+    groups = plan(by_name, find(by_name), None)
     for i, g in enumerate(groups):
         g["id"] = f"g{i}"
-    return groups
-
-
-def _groups(entries: Mapping[str, dict[str, Any]], candidates: Candidates, decision: str) -> list[dict[str, Any]]:
-    groups: list[dict[str, Any]] = []
-    taken: set[str] = set()
-    for cand in candidates.get(kleene.KIND, []):
-        members = {q: v for q, v in cand.variables.items() if q not in taken}
-        if len(members) < 2:
-            continue
-        groups.append(kleene.group(
-            entries, members, cand.type, graph=cand.graph, decision=decision, same_predicates=False,
-            parameters={"snapshot_cost": SNAPSHOT_COST}, estimated_cost=(0.0, 0.0),
-        ))
-        taken.update(members)
+        if "decision" in g["body"]:
+            g["body"]["decision"] = decision
     return groups

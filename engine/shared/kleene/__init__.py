@@ -114,6 +114,20 @@ class KleeneKind:
             "queries: " + ", ".join(f"{q} ({body['variables'][q]})" for q in group["queries"]),
         ]
 
+    # format version 2 kept these beside the envelope's fields
+    V2_FIELDS = ("variables", "type", "decision", "snapshots", "template")
+
+    def upgrade(self, group: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], version: int) -> Mapping[str, Any]:
+        """Version 2: the body's fields move into ``body``, with the grain the queries give
+        (event-grained when one of them has adjacent predicates or negation)."""
+        if version != 2 or "body" in group:
+            return group
+        body = {k: group[k] for k in self.V2_FIELDS if k in group}
+        members = [entries.get(q) or {} for q in group.get("queries") or []]
+        event = any(e.get("adjacent_predicates") or e.get("negations") for e in members)
+        body["grain"] = "event" if event else "type"
+        return {**{k: v for k, v in group.items() if k not in self.V2_FIELDS}, "body": body}
+
     def template(self, group: Mapping[str, Any]) -> Mapping[str, Any]:
         return {**group["body"]["template"], "shared": [group["body"]["type"]]}
 

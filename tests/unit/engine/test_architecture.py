@@ -167,7 +167,7 @@ def test_engine_never_imports_the_pipeline_or_the_compiler(forbidden: str) -> No
 
 def test_building_blocks_import_no_strategy_or_executor() -> None:
     blocks = ("aggregates", "columns", "negation", "timeline", "vertices", "expr", "query",
-              "results", "plan", "errors")
+              "results", "plan", "errors", "layout")
     upper = (f"{PACKAGE}.strategies", f"{PACKAGE}.executor", f"{PACKAGE}.table")
     for name, imp in ENGINE_IMPORTS.items():
         rest = name[len(PACKAGE) + 1:]
@@ -175,6 +175,37 @@ def test_building_blocks_import_no_strategy_or_executor() -> None:
             continue
         bad = sorted(t for t in imp.targets if any(t == u or t.startswith(u + ".") for u in upper))
         assert not bad, f"{name} imports {bad}"
+
+
+def test_shared_executors_import_building_blocks_never_a_strategy() -> None:
+    upper = (f"{PACKAGE}.strategies", f"{PACKAGE}.executor", f"{PACKAGE}.table")
+    shared = [name for name in ENGINE_IMPORTS if name.startswith(f"{PACKAGE}.shared")]
+    assert f"{PACKAGE}.shared.kleene.typed" in shared
+    for name in shared:
+        bad = sorted(t for t in ENGINE_IMPORTS[name].targets if any(t == u or t.startswith(u + ".") for u in upper))
+        assert not bad, f"{name} imports {bad}"
+
+
+REPO = ENGINE.parent
+# the plan reader, the executor, eval, explain and the benchmarks reach a sharing kind only
+# through the registry (engine.shared.KINDS): no kind's name or module in them
+KIND_FREE = ("engine/plan.py", "engine/executor.py", "jobs/eval_cmd.py", "jobs/explain.py", "benchmarks")
+
+
+@pytest.mark.parametrize("where", KIND_FREE)
+def test_the_plan_reader_executor_and_tools_never_name_a_kind(where: str) -> None:
+    import re
+
+    from trendlake.engine.shared import KINDS
+
+    path = REPO / where
+    files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    assert files
+    names = "|".join(KINDS)
+    pattern = re.compile(rf"""["']({names})["']|shared\.({names})\b""")
+    found = [f"{f.relative_to(REPO)}:{n}" for f in files
+             for n, line in enumerate(f.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not found, found
 
 
 # ---------------------------------------------------------------------------

@@ -317,3 +317,21 @@ def test_explain_draws_a_valid_plan(shared_plan: dict[str, Any], tmp_path: Path)
     assert main(["explain", str(path), "--svg", str(tmp_path / "t.svg")]) == 0
     svg = (tmp_path / "t.svg").read_text()
     assert ">T2<" in svg and "q1, q2" in svg
+
+
+def test_a_format_version_2_plan_is_read_as_version_3(shared_plan: dict[str, Any]) -> None:
+    """Version 2 wrote a kleene group's fields beside the envelope's, with no grain."""
+    old = copy.deepcopy(shared_plan)
+    old["format_version"] = 2
+    for g in old["sharing"]:
+        body = g.pop("body")
+        del body["grain"]
+        g.update(body)
+    loaded = load_plan(rehashed(old), optimizer.workload_hash(SHARED))
+    assert loaded.raw["format_version"] == 3
+    assert loaded.raw["sharing"] == shared_plan["sharing"]
+    # the hash is the one it was written with: an edit after writing is still refused
+    edited = rehashed(old)
+    edited["sharing"][0]["type"] = "T9"
+    with pytest.raises(PlanError, match="was edited"):
+        load_plan(edited, optimizer.workload_hash(SHARED))
