@@ -57,8 +57,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _planning_options(p: argparse.ArgumentParser, *, events: bool) -> None:
     from trendlake.optimizer.planners import PLANNERS
 
-    p.add_argument("--planner", default="none", choices=sorted(PLANNERS),
-                   help=f"planner ({', '.join(sorted(PLANNERS))}; default: none, no sharing)")
+    p.add_argument("--planner", default=None, choices=sorted(PLANNERS),
+                   help=f"planner ({', '.join(sorted(PLANNERS))}; default: auto, the plan of least estimated "
+                        "cost, when statistics are given (--stats, --assume-uniform"
+                        + (", --events" if events else "") + "), else none)")
     if events:
         p.add_argument("--events", type=Path, metavar="FILE",
                        help="compute the statistics the planner needs from this event file")
@@ -222,10 +224,19 @@ def _write_stats(args: argparse.Namespace, plan: dict[str, Any]) -> None:
         args.stats_out.write_text(json.dumps(plan.get("statistics"), indent=2) + "\n")
 
 
+def default_planner(args: argparse.Namespace, events: bool) -> str:
+    """``--planner`` as given, else ``auto`` when statistics are given, else ``none``."""
+    if args.planner is not None:
+        return args.planner
+    given = args.stats is not None or args.assume_uniform or (events and getattr(args, "events", None) is not None)
+    return "auto" if given else "none"
+
+
 def run_plan(args: argparse.Namespace) -> int:
     from trendlake.optimizer.errors import OptimizerError
     from trendlake.optimizer.planners import get_planner
 
+    args.planner = default_planner(args, events=True)
     if args.out is not None and not args.out.parent.is_dir():
         return _fail(f"--out {args.out}: folder {args.out.parent} does not exist")
     try:
@@ -258,6 +269,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
     from trendlake import engine, optimizer
 
+    args.planner = default_planner(args, events=False)
     try:
         get_planner(args.planner)
     except (KeyError, ValueError) as err:

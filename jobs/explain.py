@@ -59,8 +59,11 @@ def explain_text(loaded: Any) -> str:
     else:
         lines.append(f"statistics: {stats.get('events', '?')} events, {len(stats.get('types') or {})} types")
     cost = raw.get("estimated_cost")
-    alts = ", ".join(f"{a['planner']} {a['estimated_cost']}" for a in raw.get("alternatives", []))
-    lines.append(f"estimated cost: {cost}" + (f" (rejected: {alts})" if alts else ""))
+    chosen = raw.get("chosen_planner")
+    lines.append(f"estimated cost: {cost}" + (f" (planner auto chose {chosen})" if chosen else ""))
+    for a in raw.get("alternatives", []):
+        why = f": {a['reason']}" if a.get("reason") else ""
+        lines.append(f"  rejected {a['planner']}, estimated {a['estimated_cost']}{why}")
     grouped = {q: g["id"] for g in raw.get("sharing", []) for q in g["queries"]}
     lines.append("queries:")
     for name, q in loaded.queries.items():

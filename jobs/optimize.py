@@ -72,7 +72,7 @@ def optimize(
     *,
     stream: str | None = None,
     statistics: dict[str, Any] | None = None,
-    planner: str = "none",
+    planner: str = "auto",
 ) -> PlanRef:
     """Compile the workload, plan it with ``planner`` and make that plan current.
 
@@ -206,8 +206,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stream", help="stream: a name (bundled, or recorded in the lake by ingest) or a schema JSON path")
     from trendlake.optimizer.planners import PLANNERS
 
-    p.add_argument("--planner", default="none", choices=sorted(PLANNERS),
-                   help=f"planner ({', '.join(sorted(PLANNERS))}; default: none, no sharing)")
+    p.add_argument("--planner", default="auto", choices=sorted(PLANNERS),
+                   help=f"planner ({', '.join(sorted(PLANNERS))}; default: auto, the plan of least estimated "
+                        "cost, or none without statistics)")
     p.add_argument("--no-stats", action="store_true", help="plan without reading stats.<stream>")
     p.add_argument("--stats", type=Path, metavar="STATS.json",
                    help="plan from these statistics instead of the lake's newest stats run")

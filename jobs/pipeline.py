@@ -13,7 +13,7 @@ never at DAG parse time:
 | ``TRENDLAKE_WORKLOAD`` | bundled ``sample_rides.etq`` | workload file |
 | ``TRENDLAKE_SPARK_MASTER`` | ``local[*]`` | Spark master URL |
 | ``TRENDLAKE_STATS_DAYS`` | ``7`` | trailing days of bronze the nightly stats cover |
-| ``TRENDLAKE_PLANNER`` | ``none`` | planner of the nightly optimize (``none``, ``hamlet``, ``hamlet-static``) |
+| ``TRENDLAKE_PLANNER`` | ``auto`` | planner of the nightly optimize (``auto``: the cheapest estimated plan; ``none``, ``hamlet``, ... as ``--planner``) |
 
 A run of ``trendlake_ingest`` triggered with ``{"replace_changed": true}`` in
 its conf replaces changed files for that run; a ``trendlake_replay`` run with
@@ -48,7 +48,7 @@ def _flag(variable: str, default: str = "0") -> bool:
 def _planner(variable: str) -> str:
     from trendlake.optimizer.planners import PLANNERS
 
-    name = os.environ.get(variable, "none").strip()
+    name = os.environ.get(variable, "auto").strip()
     if name not in PLANNERS:
         raise ValueError(f"{variable}={name!r}: expected one of {', '.join(sorted(PLANNERS))}")
     return name

@@ -87,22 +87,33 @@ def build_plan(
 
     plan_fn = get_planner(planner)
     entries = {q.name: query_entry(q) for q in workload.queries}
-    groups = plan_fn(entries, find(entries), statistics)
-    for i, group in enumerate(groups):
-        group["id"] = f"g{i}"
+    candidates = find(entries)
     estimate: float | None = None
     alternatives: list[dict[str, Any]] = []
-    if statistics is not None:
-        cost, alone = plan_cost(entries, groups, statistics)
-        estimate = round(cost, 6)
-        if planner != "none":
-            alternatives.append({"planner": "none", "estimated_cost": round(alone, 6)})
+    chosen: dict[str, str] = {}
+    if planner == "auto":  # every costed planner's plan estimated, the cheapest kept
+        from trendlake.optimizer.planners.auto import choose
+
+        choice = choose(entries, candidates, statistics)
+        groups, estimate, alternatives = choice.groups, choice.estimated_cost, choice.alternatives
+        chosen = {"chosen_planner": choice.planner}
+    else:
+        groups = plan_fn(entries, candidates, statistics)
+        if statistics is not None:
+            cost, alone = plan_cost(entries, groups, statistics)
+            estimate = round(cost, 6)
+            if planner != "none":
+                alternatives.append({"planner": "none", "estimated_cost": round(alone, 6),
+                                     "reason": "every query alone"})
+    for i, group in enumerate(groups):
+        group["id"] = f"g{i}"
     whash = workload_hash(workload.text)
     plan = {
         "format_version": FORMAT_VERSION,
         "workload_hash": whash,
         "plan_id": f"{whash.split(':', 1)[1][:12]}-{planner}-{statistics_fingerprint(statistics)}",
         "planner": planner,
+        **chosen,
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "stream": stream,
         "statistics": statistics,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trendlake.optimizer.candidates import Candidates
-from trendlake.optimizer.planners import hamlet, none, share_all
+from trendlake.optimizer.planners import auto, hamlet, none, share_all
 
 Planner = Callable[[Mapping[str, dict[str, Any]], Candidates, Any], list[dict[str, Any]]]
 
@@ -23,6 +23,7 @@ PLANNERS: dict[str, Planner] = {
     "hamlet": hamlet.plan_dynamic,
     "hamlet-static": hamlet.plan_static,
     "share-all": share_all.plan,
+    "auto": auto.plan,
 }
 
 

@@ -64,11 +64,11 @@ def test_bad_settings_name_their_variable(monkeypatch) -> None:
 
 
 def test_the_nightly_planner_is_a_setting(monkeypatch) -> None:
-    assert Settings.from_env().planner == "none"
+    assert Settings.from_env().planner == "auto"
     monkeypatch.setenv("TRENDLAKE_PLANNER", "hamlet")
     assert Settings.from_env().planner == "hamlet"
-    monkeypatch.setenv("TRENDLAKE_PLANNER", "gloria")
-    with pytest.raises(ValueError, match="TRENDLAKE_PLANNER='gloria': expected one of hamlet, hamlet-static, none"):
+    monkeypatch.setenv("TRENDLAKE_PLANNER", "bogus")
+    with pytest.raises(ValueError, match="TRENDLAKE_PLANNER='bogus': expected one of auto, hamlet, hamlet-static, none"):
         Settings.from_env()
 
 
