@@ -12,6 +12,7 @@ strategy per partition (docs/engine.md, "Executor").
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ def evaluate(
     workload_hash: str | None = None,
     sorted_by: Sequence[str] | None = None,
     shared_stats: dict[str, Any] | None = None,
+    timings: dict[str, dict[str, float]] | None = None,
 ) -> list[dict[str, Any]]:
     """Result rows of every query of ``plan`` (or the named ones) over ``data``.
 
@@ -67,7 +69,8 @@ def evaluate(
     return finish(
         plan,
         evaluate_partials(
-            plan, data, strategy=strategy, queries=queries, sorted_by=sorted_by, shared_stats=shared_stats
+            plan, data, strategy=strategy, queries=queries, sorted_by=sorted_by, shared_stats=shared_stats,
+            timings=timings,
         ),
     )
 
@@ -80,6 +83,7 @@ def evaluate_partials(
     queries: Iterable[str] | None = None,
     sorted_by: Sequence[str] | None = None,
     shared_stats: dict[str, Any] | None = None,
+    timings: dict[str, dict[str, float]] | None = None,
 ) -> dict[str, Partials]:
     """Unfinalized results per query: (group values, window index) -> state, mergeable
     (``merge``) across tables holding disjoint partitions and finished with ``finish``.
@@ -90,7 +94,9 @@ def evaluate_partials(
     Under ``strategy="auto"`` the plan's sharing groups run on the shared executor
     of their kind (``engine.shared``); ``shared_stats`` (a dict) then receives what
     each group did, by group id, in its kind's record (``Kind.new_stats``; one is made
-    for a group without).
+    for a group without). ``timings`` (a dict) receives the engine seconds spent per sharing
+    group (``timings["groups"][id]``) and per query run alone (``timings["queries"][name]``),
+    added to what it holds: the measured side of the planner's estimates.
     """
     plan = _plan(plan, None)
     wanted = list(plan.queries) if queries is None else list(queries)
@@ -121,12 +127,21 @@ def evaluate_partials(
             stats = shared_stats.get(group["id"])
             if stats is None:
                 stats = shared_stats[group["id"]] = kind.new_stats()
+        began = time.perf_counter()
         out.update(_group_partials(group, queries, specs, cols, ks, stats))
+        if timings is not None:
+            spent = timings.setdefault("groups", {})
+            spent[group["id"]] = spent.get(group["id"], 0.0) + time.perf_counter() - began
     for name in wanted:
         if name in out:
             continue
         query = plan.queries[name]
-        out[name] = _query_partials(query, specs.get(name), cols, keyset(query.partition_by), chosen[name])
+        ks = keyset(query.partition_by)  # the partitions' order: shared by the queries of a key
+        began = time.perf_counter()
+        out[name] = _query_partials(query, specs.get(name), cols, ks, chosen[name])
+        if timings is not None:
+            spent = timings.setdefault("queries", {})
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - began
     return {name: out[name] for name in wanted}
 
 

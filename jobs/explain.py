@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import html
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "explain_text", "template_svg"]
+__all__ = ["add_parser", "explain_text", "measured_text", "template_svg"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("plan", type=Path, help="plan JSON file")
     p.add_argument("--svg", type=Path, metavar="FILE", help="write the merged templates as an SVG picture")
+    p.add_argument("--replay-report", type=Path, metavar="REPORT.json",
+                   help="compare the plan's estimates with the engine seconds a replay measured "
+                        "(written by `trendlake replay --report-out`)")
     p.set_defaults(func=run_explain)
 
 
@@ -36,6 +40,20 @@ def run_explain(args: argparse.Namespace) -> int:
 
     loaded = engine.load_plan(args.plan)
     print(explain_text(loaded))
+    if args.replay_report is not None:
+        try:
+            report = json.loads(args.replay_report.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            print(f"trendlake: error: --replay-report: no file {args.replay_report}", file=sys.stderr)
+            return 2
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            print(f"trendlake: error: --replay-report {args.replay_report}: not a JSON file ({err})", file=sys.stderr)
+            return 2
+        if not isinstance(report, dict) or not isinstance(report.get("engine_seconds"), dict):
+            print(f"trendlake: error: --replay-report {args.replay_report}: not a replay report "
+                  "(no engine_seconds; written by `trendlake replay --report-out`)", file=sys.stderr)
+            return 2
+        print(measured_text(loaded.raw, report))
     if args.svg is not None:
         if not args.svg.parent.is_dir():
             print(f"trendlake: error: --svg {args.svg}: folder {args.svg.parent} does not exist", file=sys.stderr)
@@ -93,6 +111,49 @@ def explain_text(loaded: Any) -> str:
             lines.append(f"    {t['from']} -> {t['to']}: {', '.join(t['queries'])}")
         for s in tpl["end"]:
             lines.append(f"    end {s['type']}: {', '.join(s['queries'])}")
+    return "\n".join(lines)
+
+
+def measured_text(raw: dict[str, Any], report: dict[str, Any]) -> str:
+    """The plan's estimates against a replay's measured engine seconds: per sharing group and
+    per query run alone, its share of the plan's estimated cost and of the measured time, and
+    the non-shared plan's time at the measured seconds per estimated step."""
+    from trendlake.optimizer.cost import alone_costs
+
+    spent = report["engine_seconds"]
+    groups, queries = spent.get("groups") or {}, spent.get("queries") or {}
+    lines = [f"estimate against measured (replay run {report.get('run_id', '?')}, plan {report.get('plan_id', '?')}):"]
+    if report.get("plan_id") != raw.get("plan_id"):
+        lines.append(f"  the report is of plan {report.get('plan_id')}, not this one: figures may not match")
+    statistics = raw.get("statistics")
+    if statistics is None:
+        lines.append("  the plan has no statistics, hence no estimates; measured engine seconds only:")
+    entries = {q["name"]: q for q in raw["queries"]}
+    alone = alone_costs(entries, statistics) if statistics is not None else {}
+    estimate: dict[str, float] = {}
+    label: dict[str, str] = {}
+    measured: dict[str, float] = {}
+    for g in raw.get("sharing", []):
+        key = f"group {g['id']} ({len(g['queries'])} queries)"
+        estimate[key], measured[key], label[key] = g["estimated_cost"]["shared"], groups.get(g["id"], 0.0), key
+    grouped = {q for g in raw.get("sharing", []) for q in g["queries"]}
+    for name in entries:
+        if name not in grouped:
+            key = f"query {name} (alone)"
+            estimate[key], measured[key] = alone.get(name, 0.0), queries.get(name, 0.0)
+    total_est = sum(estimate.values())
+    total_seconds = sum(measured.values())
+    for key in estimate:
+        est = (f"estimated {estimate[key]:.6g} steps/window ({estimate[key] / total_est:.1%})"
+               if statistics is not None and total_est > 0 else "no estimate")
+        share = f" ({measured[key] / total_seconds:.1%})" if total_seconds > 0 else ""
+        lines.append(f"  {key}: {est}, measured {measured[key]:.3f}s{share}")
+    lines.append(f"  engine seconds measured: {total_seconds:.3f}s")
+    if statistics is not None and total_est > 0 and total_seconds > 0:
+        non_shared = sum(alone.values())
+        rate = total_seconds / total_est
+        lines.append(f"  without sharing (estimated {non_shared:.6g} steps/window): about {rate * non_shared:.3f}s "
+                     f"at the measured {rate:.3g}s per estimated step, {non_shared / total_est:.2f}x the measured time")
     return "\n".join(lines)
 
 

@@ -55,6 +55,22 @@ class ReplayReport:
     seconds: float = 0.0
     evaluate_seconds: float = 0.0  # read, shuffle, engine, driver merge
     write_seconds: float = 0.0  # the result tables' transactions
+    # the engine's own seconds, summed over the executors' chunks: per sharing group
+    # ("groups") and per query run alone ("queries"); engine.evaluate_partials' timings
+    engine_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON (``replay --report-out``; ``explain --replay-report`` reads it)."""
+        from trendlake.engine import format_ts
+
+        return {
+            "plan_id": self.plan_id, "run_id": self.run_id,
+            "interval": {"start": format_ts(self.start), "end": format_ts(self.end)},
+            "rows_written": dict(self.rows_written), "seconds": round(self.seconds, 3),
+            "evaluate_seconds": round(self.evaluate_seconds, 3), "write_seconds": round(self.write_seconds, 3),
+            "engine_seconds": {part: {k: round(v, 6) for k, v in sorted(d.items())}
+                               for part, d in sorted(self.engine_seconds.items())},
+        }
 
 
 # --------------------------------------------------------------------------- windows
@@ -134,8 +150,10 @@ def evaluate_table(
     from trendlake import engine
 
     plan = compiled_plan(plan_raw)
-    out = []
-    partials = engine.evaluate_partials(plan, table, queries=query_names, sorted_by=sorted_by)
+    timings: dict[str, dict[str, float]] = {}
+    partials = engine.evaluate_partials(plan, table, queries=query_names, sorted_by=sorted_by, timings=timings)
+    # the chunk's engine seconds ride along as a row without a query name (names are never empty)
+    out = [{"query": "", "group_json": "", "window_start": 0, "window_end": 0, "state_json": json.dumps(timings)}]
     for name, by_window in partials.items():
         query = plan.queries[name]
         for (group, k), state in by_window.items():
@@ -163,10 +181,26 @@ def finish_rows(plan: Any, rows: list[dict[str, Any]]) -> dict[str, list[dict[st
 
     partials: dict[str, dict[tuple[tuple[Any, ...], int], Any]] = {name: {} for name in plan.queries}
     for row in rows:
+        if not row["query"]:  # the engine seconds of a chunk (``engine_seconds``)
+            continue
         query = plan.queries[row["query"]]
         key = (tuple(json.loads(row["group_json"])), row["window_start"] // query.slide)
         merge_into(partials[row["query"]], key, from_state(json.loads(row["state_json"])))
     return {name: engine.finish_query(plan.queries[name], p) for name, p in partials.items()}
+
+
+def engine_seconds(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The engine seconds the executors' chunks spent, summed per sharing group and per query
+    run alone (the rows ``evaluate_table`` adds without a query name)."""
+    total: dict[str, dict[str, float]] = {"groups": {}, "queries": {}}
+    for row in rows:
+        if row["query"]:
+            continue
+        for part, spent in json.loads(row["state_json"]).items():
+            into = total.setdefault(part, {})
+            for name, seconds in spent.items():
+                into[name] = into.get(name, 0.0) + seconds
+    return total
 
 
 CHUNK_ROWS = 200_000  # rows evaluated together by an executor (whole partitions)
@@ -563,6 +597,7 @@ def replay(
         generic = out if generic is None else generic.unionByName(out)
     partial_rows = generic.toArrow().to_pylist() if generic is not None else []
     finished = finish_rows(compiled, partial_rows)
+    report.engine_seconds = engine_seconds(partial_rows)
     report.evaluate_seconds = time.perf_counter() - started
     computed_at = datetime.now(UTC)
     report.run_id = run_id = new_run_id(computed_at)
@@ -625,12 +660,20 @@ def add_parser(sub: Any) -> None:
                    help="interval start (ISO-8601 or epoch seconds), exclusive")
     p.add_argument("--to", dest="end", required=True, type=timestamp,
                    help="interval end (ISO-8601 or epoch seconds), inclusive")
+    p.add_argument("--report-out", type=Path, metavar="REPORT.json",
+                   help="write the run's report: rows written, seconds, and the engine seconds per sharing "
+                        "group and per query run alone (explain --replay-report compares them with the plan's "
+                        "estimates)")
     p.set_defaults(func=_run)
 
 
 def _run(args: Any) -> int:
     import sys
 
+    if args.report_out is not None and not args.report_out.parent.is_dir():
+        print(f"trendlake: error: --report-out {args.report_out}: folder {args.report_out.parent} does not exist",
+              file=sys.stderr)
+        return 2
     try:
         report = replay(args.lake, args.workload, args.start, args.end, stream=args.stream)
     except (ReplayError, FileNotFoundError, ValueError) as err:
@@ -639,4 +682,7 @@ def _run(args: Any) -> int:
     for name, n in report.rows_written.items():
         print(f"results.{name}: {n} rows for windows ending in ({_dt(report.start)}, {_dt(report.end)}]")
     print(f"plan {report.plan_id}, replay run {report.run_id}, {report.seconds:.1f}s")
+    if args.report_out is not None:
+        args.report_out.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        print(f"wrote {args.report_out}", file=sys.stderr)
     return 0

@@ -65,6 +65,10 @@ def test_replay_of_a_shared_plan_equals_eval_of_each_query_alone(
     plan = current_plan(lake_copy, workload_name(wl))
     assert [sorted(g["queries"]) for g in plan["sharing"]] == [["req_travel", "req_travel_dropoff", "travel_pickup"]]
     report = replay(lake_copy, wl, FROM, TO, spark=spark)
+    # the engine seconds measured on the executors: the group's, no query alone
+    assert set(report.engine_seconds["groups"]) == {"g0"} and report.engine_seconds["groups"]["g0"] > 0
+    assert report.engine_seconds["queries"] == {}
+    assert report.to_dict()["engine_seconds"]["groups"]["g0"] > 0
 
     alone = optimizer.build_plan(optimizer.compile_workload(text), stream="rides")
     table = engine.table_from_events(engine.read_events(sample_lake.events))

@@ -262,7 +262,9 @@ def test_replay_merges_exact_states(sizes: tuple[int, int]) -> None:
             for out in replay.evaluate_sorted_batches(plan_raw, ["r"], ["d"], iter(batches), 0, 2**62)
             for row in out.to_pylist()
         ]
-    assert len(partial) == 2 and all(isinstance(r["state_json"], str) for r in partial)
+    results = [r for r in partial if r["query"]]
+    assert len(results) == 2 and all(isinstance(r["state_json"], str) for r in results)
+    assert set(replay.engine_seconds(partial)["queries"]) == {"r"}  # each chunk's engine seconds ride along
     (row,) = replay.finish_rows(compiled, partial)["r"]
     count = total = trends = 0
     pos = 0
