@@ -1,7 +1,7 @@
 """Ingest new raw event files from the landing folder into bronze (Delta).
 
 Runs every 15 minutes; a file already ingested (same checksum) is skipped, so
-a run with no new files changes nothing. Marks the bronze Asset as updated.
+a run with no new files changes nothing.
 A file ingested before whose content changed is refused (listed in the
 returned report and the ingest log) unless ``TRENDLAKE_REPLACE_CHANGED=1`` or
 the run is triggered with ``{"replace_changed": true}``.
@@ -9,23 +9,21 @@ the run is triggered with ``{"replace_changed": true}``.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-from airflow.sdk import Asset, dag, get_current_context, task
-
-BRONZE = Asset(name="trendlake.bronze", uri="file:///trendlake/bronze")
+from airflow.sdk import dag, get_current_context, task
 
 
 @dag(
     dag_id="trendlake_ingest",
     schedule=timedelta(minutes=15),
-    start_date=datetime(2026, 1, 1),
+    start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
     max_active_runs=1,
     tags=["trendlake"],
 )
 def trendlake_ingest():
-    @task(pool="trendlake_spark", outlets=[BRONZE])
+    @task(pool="trendlake_spark")
     def ingest() -> dict:
         from trendlake.jobs.pipeline import run_ingest
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from airflow.sdk import dag, get_current_context, task
 
@@ -10,7 +10,7 @@ from airflow.sdk import dag, get_current_context, task
 @dag(
     dag_id="trendlake_optimize",
     schedule="0 2 * * *",
-    start_date=datetime(2026, 1, 1),
+    start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
     max_active_runs=1,
     tags=["trendlake"],

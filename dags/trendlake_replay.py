@@ -10,7 +10,7 @@ same date; the conf makes the interval explicit).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from airflow.sdk import dag, get_current_context, task
 from airflow.timetables.interval import CronDataIntervalTimetable
@@ -19,7 +19,7 @@ from airflow.timetables.interval import CronDataIntervalTimetable
 @dag(
     dag_id="trendlake_replay",
     schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
-    start_date=datetime(2026, 1, 1),
+    start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
     max_active_runs=1,
     tags=["trendlake"],
