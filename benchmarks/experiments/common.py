@@ -122,6 +122,7 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("sharon", "Sharon shared executor", "shared", planner="sharon"),
         Strategy("hamlet-dynamic", "Hamlet, dynamic per-burst sharing", "shared", planner="hamlet"),
         Strategy("hamlet-static", "Hamlet executor, static sharing decisions", "shared", planner="hamlet-static"),
+        Strategy("auto", "auto: the plan of least estimated cost among the planners", "shared", planner="auto"),
         Strategy("shared-all-static", "Hamlet executor, every sharable set shared, every burst", "forced",
                  planner="static", note="measures the shared executor whatever the cost model says"),
         Strategy("shared-all-dynamic", "Hamlet executor, every sharable set shared, per-burst decision", "forced",

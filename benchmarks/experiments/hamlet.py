@@ -35,7 +35,8 @@ REPORTED = [
     "Fig. 11: Hamlet 3-5 orders of magnitude faster than GRETA on real data as events per minute and queries grow (GRETA up to 2 h 17 min at 400 events/min)",
     "Fig. 12-13: dynamic sharing 21-34% faster, 27-52% more throughput and 25% less memory than static sharing decisions (2K-4K events/min; 20-100 queries)",
 ]
-STRATEGY_NAMES = ["hamlet-dynamic", "hamlet-static", "greta", "cogra", "shared-all-static", "shared-all-dynamic"]
+STRATEGY_NAMES = ["hamlet-dynamic", "hamlet-static", "auto", "greta", "cogra", "shared-all-static",
+                  "shared-all-dynamic"]
 CLI_NAMES = ["eval-none", "eval-hamlet", "eval-hamlet-plan"]
 SPAN_MIN = 20
 
@@ -99,7 +100,7 @@ def run(ctx: Context) -> dict[str, Any]:
 
     # event-grained queries (rising trends of the shared type, K.a < NEXT(K).a): each query alone
     # builds its own GRETA graph of K; shared, the graph is built once (engine/shared/graph.py)
-    graph = ["greta", "cogra", "hamlet-dynamic", "hamlet-static", "shared-all-static"]
+    graph = ["greta", "cogra", "hamlet-dynamic", "hamlet-static", "auto", "shared-all-static"]
     fig = rec.figure(Figure("event", "Event-grained queries: one shared graph vs each query alone", "queries",
                             ctx.pick([2, 4], [5, 10, 25, 50], [10, 25, 50, 100]), graph))
     # dense enough that each query's graph of K is large: about 1,000 events a minute over 4

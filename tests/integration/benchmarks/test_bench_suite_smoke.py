@@ -24,7 +24,7 @@ FIGURE_KEYS = {"id", "title", "x_label", "x", "series", "ratios", "notes"}
 BUILT = {
     "greta_vs_twostep": {"twostep", "greta", "cogra"},
     "sharon": {"greta", "cogra", "twostep", "optimizer:none"},
-    "hamlet": {"greta", "cogra", "hamlet-static", "hamlet-dynamic", "shared-all-static", "shared-all-dynamic",
+    "hamlet": {"greta", "cogra", "hamlet-static", "hamlet-dynamic", "auto", "shared-all-static", "shared-all-dynamic",
                "eval-none", "eval-hamlet", "eval-hamlet-plan"},
     "gloria": {"greta", "cogra", "optimizer:none", "hamlet-dynamic"},
     "weaveshare": {"greta", "cogra"},
