@@ -1,0 +1,308 @@
+"""GLORIA's planners over a workload: ``optimize`` (``gloria``, ``gloria-noprune``) and
+``greedy`` (``gloria-greedy``).
+
+**Node generation** (§5.1). A unit's queries come from the units before them (one *part*
+per such unit), or start there. From a node of a part, each of its Q-sets, cut down to
+the queries going on to this unit with one key here (a *piece*, two queries or more),
+
+* **Reuse**: goes on as a Q-set with the same snapshots (nothing evaluated);
+* **Local snapshots**: goes on as a Q-set with snapshots of the boundary type ``E_j``
+  (each query evaluated once per ``E_j`` event), generated only where ``|E_j|`` is less
+  than the old snapshot type's count (otherwise Reuse is never worse);
+* or is dissolved.
+
+The queries left (dissolved, not shared before, starting here, or coming over a cut edge)
+are, per key, either **Merged** into one Q-set with local snapshots of ``E_j`` or **not
+shared**. Every combination of the parts' choices is a node (the paper's "every
+combination of these parts forms n_m"), joined to every node of each part it can come
+from. Merging across parts and the non-shared choice from a shared node extend the
+paper's principles (it merges the Q-sets of one node, and generates non-sharing only from
+non-sharing); they let sharing start where queries meet and stop where it does not pay.
+
+**Kleene units** (§6): by the path generation principle a cycle is shared as a whole,
+by one Q-set per key with snapshots of one type of the cycle, or not at all; its nodes
+are the cycle paths (per key: not shared, or shared with snapshots of each type), joined
+to every node of the pools before it. Entering a cycle evaluates the incoming expression.
+
+**The pool graph** is kept a forest: where a unit would join two pools that are already
+connected (two routes through the workload, or a cycle among units), the later link is
+*cut* -- the queries over it come to the unit as if not shared, and the search weighs
+that boundary as not shared. The plan is still valid and its reported cost is computed
+from the plan (``cost.plan_cost``); ``stats.exact`` says whether anything was cut, and
+only without a cut is the plan the optimum of the space above.
+
+**Greedy** (§8): pool by pool, the node with the least incoming weight among Reuse (the
+pieces go on with their snapshots; the queries left, per key, merged with local
+snapshots) and not sharing; a Kleene unit takes its cheapest cycle path. One node per
+pool, no pruning, no search.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from trendlake.optimizer.gloria.cost import (
+    Constants,
+    QSets,
+    Rep,
+    boundary_cost,
+    end_cost,
+    length,
+    node_weight,
+    plan_cost,
+    reps,
+    start_cost,
+)
+from trendlake.optimizer.gloria.graph import Graph, Node
+from trendlake.optimizer.gloria.model import Workload
+from trendlake.optimizer.gloria.plan import QSet, SearchStats, TransitionPlan, WorkloadPlan
+
+__all__ = ["greedy", "non_shared", "optimize"]
+
+
+def _canon(qsets: list[tuple[frozenset[str], str]]) -> QSets:
+    return tuple(sorted(qsets, key=lambda m: (sorted(m[0]), m[1])))
+
+
+class _Builder:
+    def __init__(self, wl: Workload, c: Constants) -> None:
+        self.wl, self.c = wl, c
+        self.kept: dict[str, list[str]] = {}
+        self.cut = 0
+        parent: dict[str, str] = {u: u for u in wl.order}
+
+        def find(x: str) -> str:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        pos = {u: i for i, u in enumerate(wl.order)}
+        for v in wl.order:
+            ins: list[str] = []
+            for q in wl.members[v]:
+                p = wl.prev(q, v)
+                if p is not None and p not in ins:
+                    ins.append(p)
+            kept = []
+            for u in ins:
+                if pos[u] < pos[v] and find(u) != find(v):
+                    parent[find(u)] = find(v)
+                    kept.append(u)
+                else:
+                    self.cut += 1
+            self.kept[v] = kept
+        self.reps: dict[int, dict[str, Rep]] = {}
+
+    def part_of(self, v: str) -> dict[str, str | None]:
+        """Each query of ``v`` -> the kept unit it comes from (None: starts here or cut)."""
+        out = {}
+        for q in self.wl.members[v]:
+            p = self.wl.prev(q, v)
+            out[q] = p if p in self.kept[v] else None
+        return out
+
+    def out_types(self, v: str, q: str) -> tuple[str, ...]:
+        nxt = self.wl.next(q, v)
+        if nxt is not None:
+            return (self.wl.boundary(nxt, v),)
+        return self.wl.by_name[q].end
+
+    def unary(self, v: str, qsets: QSets) -> tuple[float, float, float]:
+        wl, c = self.wl, self.c
+        rep = reps(wl, v, qsets)
+        start = end = 0.0
+        for q in wl.members[v]:
+            units = wl.by_name[q].units
+            if units[0] == v:
+                start += start_cost(wl, c, q, rep[q])
+            if units[-1] == v:
+                end += end_cost(wl, c, q, rep[q])
+        return node_weight(wl, v, qsets, c), start, end
+
+    def edge(self, u: str, v: str, n_u: Node, qsets: QSets, part: Mapping[str, str | None]) -> float:
+        rep_u = self.reps[n_u.id]
+        rep_v = reps(self.wl, v, qsets)
+        return sum(boundary_cost(self.wl, self.c, q, u, v, rep_u[q], rep_v[q])
+                   for q, p in part.items() if p == u)
+
+    def lengths(self, v: str, qsets: QSets) -> tuple[float, ...]:
+        out: list[float] = []
+        for members, snap in qsets:
+            out.append(max(length(self.wl, members, t, snap) for q in members for t in self.out_types(v, q))
+                       if any(self.out_types(v, q) for q in members) else 0.0)
+            out.append(length(self.wl, members, "", snap))
+        return tuple(out)
+
+    def keyclasses(self, v: str, queries: list[str]) -> list[list[str]]:
+        classes: dict[Any, list[str]] = {}
+        for q in queries:
+            classes.setdefault(self.wl.by_name[q].keys[v], []).append(q)
+        return list(classes.values())
+
+    # candidate plans of a unit ---------------------------------------------------------
+    def seq_choices(self, v: str, part: Mapping[str, str | None], in_nodes: Mapping[str, list[Node]],
+                    reuse_only: bool = False) -> dict[tuple[Any, ...], dict[str, set[int]]]:
+        """Every node of ``v`` the generation principles give from ``in_nodes``: its tagged
+        Q-sets -> per part, the ids of the nodes it can come from."""
+        wl = self.wl
+        unit = wl.units[v]
+        if unit.kind == "alone":
+            return {(): {u: {n.id for n in ns} for u, ns in in_nodes.items()}}
+        at = unit.source
+        per_part: list[tuple[str, dict[frozenset[Any], set[int]]]] = []
+        for u, nodes in in_nodes.items():
+            common = [q for q, p in part.items() if p == u]
+            cfgs: dict[frozenset[Any], set[int]] = {}
+            for n_u in nodes:
+                options = []
+                for members, snap in n_u.label:
+                    for piece in self.keyclasses(v, [q for q in common if q in members]):
+                        if len(piece) < 2:
+                            continue
+                        fp = frozenset(piece)
+                        opts: list[Any] = [(fp, snap, "reuse")]
+                        if not reuse_only:
+                            if snap != at and _count(wl, fp, at) < _count(wl, fp, snap):
+                                opts.append((fp, at, "local"))
+                            opts.append(None)
+                        options.append(opts)
+                for combo in itertools.product(*options):
+                    cfgs.setdefault(frozenset(x for x in combo if x is not None), set()).add(n_u.id)
+            per_part.append((u, cfgs))
+        out: dict[tuple[Any, ...], dict[str, set[int]]] = {}
+        for combo in itertools.product(*(list(cfgs.items()) for _, cfgs in per_part)):
+            kept = [x for cfg, _ in combo for x in cfg]
+            taken = set().union(*(x[0] for x in kept)) if kept else set()
+            free = [q for q in wl.members[v] if q not in taken]
+            classes = [cl for cl in self.keyclasses(v, free) if len(cl) >= 2]
+            merge_opts = [(False, True)] * len(classes) if not reuse_only else [(True,)] * len(classes)
+            for merges in itertools.product(*merge_opts):
+                tagged = list(kept) + [(frozenset(cl), at, "merged") for cl, m in zip(classes, merges, strict=True) if m]
+                ident = tuple(sorted(tagged, key=lambda x: (sorted(x[0]), x[1], x[2])))
+                edges = out.setdefault(ident, {})
+                for (u, _), (_, ids) in zip(per_part, combo, strict=True):
+                    edges.setdefault(u, set()).update(ids)
+        return out
+
+    def kleene_choices(self, v: str) -> list[QSets]:
+        unit = self.wl.units[v]
+        options = []
+        for cl in self.keyclasses(v, list(self.wl.members[v])):
+            opts: list[Any] = [None]
+            if len(cl) >= 2:
+                opts += [(frozenset(cl), t) for t in unit.types]
+            options.append(opts)
+        return [_canon([x for x in combo if x is not None]) for combo in itertools.product(*options)]
+
+
+def _count(wl: Workload, members: frozenset[str], label: str) -> float:
+    return max(wl.by_name[q].count(label) for q in members)
+
+
+def _add(b: _Builder, g: Graph, v: str, qsets: QSets, ident: Any,
+         sources: Mapping[str, set[int]], part: Mapping[str, str | None]) -> Node | None:
+    weight, start, end = b.unary(v, qsets)
+    in_edges = {u: [(g.by_id[i], b.edge(u, v, g.by_id[i], qsets, part)) for i in sorted(ids)]
+                for u, ids in sources.items()}
+    n = g.add_node(v, qsets, weight, in_edges, start, end,
+                   key=frozenset(m for m, _ in qsets), lengths=b.lengths(v, qsets))
+    if n is not None:
+        b.reps[n.id] = reps(b.wl, v, qsets)
+    return n
+
+
+def _build(wl: Workload, c: Constants, prune: bool) -> tuple[_Builder, Graph]:
+    b = _Builder(wl, c)
+    g = Graph([(v, b.kept[v]) for v in wl.order], prune=prune)
+    for v in wl.order:
+        part = b.part_of(v)
+        in_nodes = {u: g.nodes(u) for u in b.kept[v]}
+        if wl.units[v].kind == "kleene":
+            for qsets in b.kleene_choices(v):
+                _add(b, g, v, qsets, qsets, {u: {n.id for n in ns} for u, ns in in_nodes.items()}, part)
+        else:
+            for ident, sources in b.seq_choices(v, part, in_nodes).items():
+                qsets = _canon([(m, s) for m, s, _ in ident])
+                _add(b, g, v, qsets, ident, sources, part)
+        g.prune_pool(v)
+    return b, g
+
+
+def optimize(wl: Workload, constants: Constants | None = None, prune: bool = True) -> WorkloadPlan:
+    """GLORIA (``prune=True``: planner ``gloria``) or GLORIA without pruning
+    (``gloria-noprune``): the least-cost workload sharing plan found by the path search."""
+    c = constants or Constants()
+    b, g = _build(wl, c, prune)
+    if not wl.order:
+        chosen: dict[str, QSets] = {}
+        case = 2
+    else:
+        res = g.search()
+        chosen = {u: res.nodes[u].label for u in wl.order}
+        case = res.case
+    stats = SearchStats(g.generated, g.pruned_nodes, g.edges, g.pruned_edges, case, b.cut == 0)
+    return _result("gloria" if prune else "gloria-noprune", wl, chosen, c, stats)
+
+
+def greedy(wl: Workload, constants: Constants | None = None) -> WorkloadPlan:
+    """The Greedy baseline of §8 (``gloria-greedy``)."""
+    c = constants or Constants()
+    b = _Builder(wl, c)
+    chosen: dict[str, QSets] = {}
+    chosen_rep: dict[str, dict[str, Rep]] = {}
+    generated = 0
+    for v in wl.order:
+        # every unit before v in a query's chain that is already chosen is a part here
+        part = {q: (p if (p := wl.prev(q, v)) in chosen else None) for q in wl.members[v]}
+        if wl.units[v].kind == "kleene":
+            cands = b.kleene_choices(v)
+        else:
+            fake = {}
+            for u in {p for p in part.values() if p is not None}:
+                fake[u] = [Node(-1, u, chosen[u], 0.0, 0.0, 0.0, None, ())]
+            cands = [_canon([(m, s) for m, s, _ in ident]) for ident in b.seq_choices(v, part, fake, reuse_only=True)]
+            cands.append(())
+        best, best_cost = None, float("inf")
+        for qsets in cands:
+            generated += 1
+            rep_v = reps(wl, v, qsets)
+            cost = sum(b.unary(v, qsets))
+            for q, p in part.items():
+                if p is not None:
+                    cost += boundary_cost(wl, c, q, p, v, chosen_rep[p][q], rep_v[q])
+            if cost < best_cost:
+                best, best_cost = qsets, cost
+        assert best is not None
+        chosen[v] = best
+        chosen_rep[v] = reps(wl, v, best)
+    stats = SearchStats(generated, 0, 0, 0, 0, b.cut == 0)
+    return _result("gloria-greedy", wl, chosen, c, stats)
+
+
+def non_shared(wl: Workload, constants: Constants | None = None) -> WorkloadPlan:
+    """The plan that shares nothing."""
+    c = constants or Constants()
+    return _result("none", wl, {u: () for u in wl.order}, c, SearchStats(0, 0, 0, 0, 0, True))
+
+
+def _result(planner: str, wl: Workload, chosen: Mapping[str, QSets], c: Constants,
+            stats: SearchStats) -> WorkloadPlan:
+    transitions: list[TransitionPlan] = []
+    for u in wl.order:
+        unit = wl.units[u]
+        qsets = chosen.get(u, ())
+        shared = set().union(*(m for m, _ in qsets)) if qsets else set()
+        for a, b in unit.transitions:
+            out = [QSet(tuple(sorted(m)), s) for m, s in qsets]
+            out += [QSet((q,), None) for q in wl.members[u] if q not in shared]
+            out.sort(key=lambda x: x.queries)
+            if unit.kind == "alone":
+                q = wl.by_name[wl.members[u][0]]
+                a, b = q.labels[a], q.labels[b]
+            transitions.append(TransitionPlan(a, b, u, tuple(out)))
+    cost = plan_cost(wl, chosen, c)
+    base = plan_cost(wl, {}, c)
+    return WorkloadPlan(planner, tuple(transitions), cost, base, stats)
