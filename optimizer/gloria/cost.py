@@ -102,7 +102,8 @@ def _piece(wl: Workload, unit: str, prev: str, members: frozenset[str], query: s
     """The part of ``members`` (a Q-set of ``prev``) that goes on to ``unit`` with the same
     key there as ``query``: what ``unit`` may reuse without evaluating."""
     key = wl.by_name[query].keys[unit]
-    return frozenset(q for q in members if wl.prev(q, unit) == prev and wl.by_name[q].keys.get(unit) == key)
+    return frozenset(q for q in members
+                     if wl.by_name[q].keys.get(unit) == key and wl.prev(q, unit) == prev)
 
 
 def boundary_cost(wl: Workload, c: Constants, query: str, prev: str, unit: str, rep_in: Rep,

@@ -229,7 +229,8 @@ def _query(e: dict[str, Any], rates: Mapping[str, float], selectivity: Mapping[t
         label = {v: f"{name}/{v}" for v in type_of}
         uid = f"alone:{name}"
         trans = tuple((label[a], label[b]) for a, b in trans_v)
-        units[uid] = Unit(uid, "alone", trans, tuple(label[v] for v in type_of))
+        if trans:
+            units[uid] = Unit(uid, "alone", trans, tuple(label[v] for v in type_of))
         return Query(name, (uid,) if trans else (), tuple(label[v] for v in tpl["start"]),
                      tuple(label[v] for v in tpl["end"]),
                      {label[v]: rates[type_of[v]] * sel[v] for v in type_of}, {uid: ("alone", name)},
