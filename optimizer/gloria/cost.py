@@ -60,7 +60,11 @@ class Constants:
 
 
 def _qcount(wl: Workload, members: frozenset[str], label: str) -> float:
-    return max(wl.by_name[q].count(label) for q in members)
+    key = (members, label)
+    n = wl.cache.get(key)
+    if n is None:
+        n = wl.cache[key] = max(wl.by_name[q].count(label) for q in members)
+    return n
 
 
 def length(wl: Workload, members: frozenset[str], at: str, snap: str) -> float:

@@ -126,6 +126,21 @@ class Graph:
         self.generated += 1
         return node
 
+    def dominated(self, pool: str, key: Hashable, lengths: Sequence[float], lower_bound: float) -> bool:
+        """Node pruning before a node's edges are weighed: whether a node of ``pool`` with
+        ``key`` and ``lengths`` whose ``d_s`` is at least ``lower_bound`` would be pruned
+        against a node already there. Counts it as generated and pruned when so."""
+        if not self.prune or not self.closed[pool]:
+            return False
+        lengths = tuple(lengths)
+        for k in self.pools[pool]:
+            if (k.key == key and not k.pruned and k.d_s <= lower_bound and len(k.lengths) == len(lengths)
+                    and all(a <= b for a, b in zip(k.lengths, lengths, strict=True))):
+                self.generated += 1
+                self.pruned_nodes += 1
+                return True
+        return False
+
     def prune_pool(self, pool: str) -> list[Node]:
         """Node pruning (comparable nodes) in a finished pool; returns the pruned nodes."""
         if not self.prune or not self.closed[pool]:

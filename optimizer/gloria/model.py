@@ -95,6 +95,7 @@ class Workload:
     order: tuple[str, ...]
     members: Mapping[str, tuple[str, ...]] = field(repr=False)  # unit -> queries, workload order
     by_name: Mapping[str, Query] = field(repr=False)
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)  # memoised counts
 
     def prev(self, query: str, unit: str) -> str | None:
         """The unit before ``unit`` in ``query``, or None where the query starts with it."""

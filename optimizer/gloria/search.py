@@ -29,7 +29,8 @@ connected (two routes through the workload, or a cycle among units), the later l
 *cut* -- the queries over it come to the unit as if not shared, and the search weighs
 that boundary as not shared. The plan is still valid and its reported cost is computed
 from the plan (``cost.plan_cost``); ``stats.exact`` says whether anything was cut, and
-only without a cut is the plan the optimum of the space above.
+only without a cut is the plan the optimum of the space above. With a cut, a plan that
+costs more than sharing nothing is replaced by the plan that shares nothing.
 
 **Greedy** (§8): pool by pool, the node with the least incoming weight among Reuse (the
 pieces go on with their snapshots; the queries left, per key, merged with local
@@ -47,6 +48,7 @@ from trendlake.optimizer.gloria.cost import (
     Constants,
     QSets,
     Rep,
+    _piece,
     boundary_cost,
     end_cost,
     length,
@@ -59,7 +61,7 @@ from trendlake.optimizer.gloria.graph import Graph, Node
 from trendlake.optimizer.gloria.model import Workload
 from trendlake.optimizer.gloria.plan import QSet, SearchStats, TransitionPlan, WorkloadPlan
 
-__all__ = ["greedy", "non_shared", "optimize"]
+__all__ = ["components", "greedy", "non_shared", "optimize"]
 
 
 def _canon(qsets: list[tuple[frozenset[str], str]]) -> QSets:
@@ -95,6 +97,10 @@ class _Builder:
                     self.cut += 1
             self.kept[v] = kept
         self.reps: dict[int, dict[str, Rep]] = {}
+        self._pieces: dict[Any, frozenset[str]] = {}
+        self._lengths: dict[Any, float] = {}
+        self._out: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._unary: dict[tuple[str, QSets], tuple[float, float, float]] = {}
 
     def part_of(self, v: str) -> dict[str, str | None]:
         """Each query of ``v`` -> the kept unit it comes from (None: starts here or cut)."""
@@ -105,12 +111,22 @@ class _Builder:
         return out
 
     def out_types(self, v: str, q: str) -> tuple[str, ...]:
-        nxt = self.wl.next(q, v)
-        if nxt is not None:
-            return (self.wl.boundary(nxt, v),)
-        return self.wl.by_name[q].end
+        """Where ``q``'s expression on ``v`` is read next: its next boundary, or its ends."""
+        key = (v, q)
+        out = self._out.get(key)
+        if out is None:
+            nxt = self.wl.next(q, v)
+            out = self._out[key] = (self.wl.boundary(nxt, v),) if nxt is not None else self.wl.by_name[q].end
+        return out
 
     def unary(self, v: str, qsets: QSets) -> tuple[float, float, float]:
+        """(node weight, start weight, end weight) of a plan of ``v``."""
+        got = self._unary.get((v, qsets))
+        if got is None:
+            got = self._unary[(v, qsets)] = self._unary_of(v, qsets)
+        return got
+
+    def _unary_of(self, v: str, qsets: QSets) -> tuple[float, float, float]:
         wl, c = self.wl, self.c
         rep = reps(wl, v, qsets)
         start = end = 0.0
@@ -122,17 +138,43 @@ class _Builder:
                 end += end_cost(wl, c, q, rep[q])
         return node_weight(wl, v, qsets, c), start, end
 
-    def edge(self, u: str, v: str, n_u: Node, qsets: QSets, part: Mapping[str, str | None]) -> float:
+    def edge(self, u: str, v: str, n_u: Node, rep_v: Mapping[str, Rep], common: list[str]) -> float:
+        """``cost.boundary_cost`` summed over the queries from ``u`` to ``v``, with the
+        lengths and pieces it needs memoised."""
+        wl, c = self.wl, self.c
         rep_u = self.reps[n_u.id]
-        rep_v = reps(self.wl, v, qsets)
-        return sum(boundary_cost(self.wl, self.c, q, u, v, rep_u[q], rep_v[q])
-                   for q, p in part.items() if p == u)
+        at = wl.boundary(v, u)
+        seq = wl.units[v].kind == "seq"
+        total = 0.0
+        for q in common:
+            rin, rout = rep_u[q], rep_v[q]
+            n = wl.by_name[q].counts[at]
+            if rin is None:
+                if rout is not None:
+                    total += c.insert * n
+                continue
+            members, snap = rin
+            if seq and rout is not None and rout[1] == snap:
+                pk = (v, u, members, wl.by_name[q].keys[v])
+                piece = self._pieces.get(pk)
+                if piece is None:
+                    piece = self._pieces[pk] = _piece(wl, v, u, members, q)
+                if rout[0] == piece:
+                    continue
+            lk = (members, at, snap)
+            ln = self._lengths.get(lk)
+            if ln is None:
+                ln = self._lengths[lk] = length(wl, members, at, snap)
+            total += c.evaluate * n * ln
+            if rout is not None:
+                total += c.insert * n
+        return total
 
     def lengths(self, v: str, qsets: QSets) -> tuple[float, ...]:
         out: list[float] = []
         for members, snap in qsets:
-            out.append(max(length(self.wl, members, t, snap) for q in members for t in self.out_types(v, q))
-                       if any(self.out_types(v, q) for q in members) else 0.0)
+            reads = {t for q in members for t in self.out_types(v, q)}
+            out.append(max((length(self.wl, members, t, snap) for t in reads), default=0.0))
             out.append(length(self.wl, members, "", snap))
         return tuple(out)
 
@@ -155,22 +197,27 @@ class _Builder:
         per_part: list[tuple[str, dict[frozenset[Any], set[int]]]] = []
         for u, nodes in in_nodes.items():
             common = [q for q, p in part.items() if p == u]
-            cfgs: dict[frozenset[Any], set[int]] = {}
+            # nodes with the same pieces give the same configurations
+            by_pieces: dict[tuple[Any, ...], list[int]] = {}
             for n_u in nodes:
-                options = []
+                pieces = []
                 for members, snap in n_u.label:
                     for piece in self.keyclasses(v, [q for q in common if q in members]):
-                        if len(piece) < 2:
-                            continue
-                        fp = frozenset(piece)
-                        opts: list[Any] = [(fp, snap, "reuse")]
-                        if not reuse_only:
-                            if snap != at and _count(wl, fp, at) < _count(wl, fp, snap):
-                                opts.append((fp, at, "local"))
-                            opts.append(None)
-                        options.append(opts)
+                        if len(piece) >= 2:
+                            pieces.append((frozenset(piece), snap))
+                by_pieces.setdefault(tuple(pieces), []).append(n_u.id)
+            cfgs: dict[frozenset[Any], set[int]] = {}
+            for pieces, ids in by_pieces.items():
+                options = []
+                for fp, snap in pieces:
+                    opts: list[Any] = [(fp, snap, "reuse")]
+                    if not reuse_only:
+                        if snap != at and _count(wl, fp, at) < _count(wl, fp, snap):
+                            opts.append((fp, at, "local"))
+                        opts.append(None)
+                    options.append(opts)
                 for combo in itertools.product(*options):
-                    cfgs.setdefault(frozenset(x for x in combo if x is not None), set()).add(n_u.id)
+                    cfgs.setdefault(frozenset(x for x in combo if x is not None), set()).update(ids)
             per_part.append((u, cfgs))
         out: dict[tuple[Any, ...], dict[str, set[int]]] = {}
         for combo in itertools.product(*(list(cfgs.items()) for _, cfgs in per_part)):
@@ -205,10 +252,18 @@ def _count(wl: Workload, members: frozenset[str], label: str) -> float:
 def _add(b: _Builder, g: Graph, v: str, qsets: QSets, ident: Any,
          sources: Mapping[str, set[int]], part: Mapping[str, str | None]) -> Node | None:
     weight, start, end = b.unary(v, qsets)
-    in_edges = {u: [(g.by_id[i], b.edge(u, v, g.by_id[i], qsets, part)) for i in sorted(ids)]
-                for u, ids in sources.items()}
-    n = g.add_node(v, qsets, weight, in_edges, start, end,
-                   key=frozenset(m for m, _ in qsets), lengths=b.lengths(v, qsets))
+    key, lengths = frozenset(m for m, _ in qsets), b.lengths(v, qsets)
+    # edge weights are >= 0: the best d_s of each part's sources bounds the node's d_s
+    bound = weight + start + end + sum(min((g.by_id[i].d_s for i in ids), default=0.0)
+                                       for ids in sources.values())
+    if g.dominated(v, key, lengths, bound):
+        return None
+    rep_v = reps(b.wl, v, qsets)
+    in_edges = {}
+    for u, ids in sources.items():
+        common = [q for q, p in part.items() if p == u]
+        in_edges[u] = [(g.by_id[i], b.edge(u, v, g.by_id[i], rep_v, common)) for i in sorted(ids)]
+    n = g.add_node(v, qsets, weight, in_edges, start, end, key=key, lengths=lengths)
     if n is not None:
         b.reps[n.id] = reps(b.wl, v, qsets)
     return n
@@ -221,35 +276,99 @@ def _build(wl: Workload, c: Constants, prune: bool) -> tuple[_Builder, Graph]:
         part = b.part_of(v)
         in_nodes = {u: g.nodes(u) for u in b.kept[v]}
         if wl.units[v].kind == "kleene":
-            for qsets in b.kleene_choices(v):
-                _add(b, g, v, qsets, qsets, {u: {n.id for n in ns} for u, ns in in_nodes.items()}, part)
+            every = {u: {n.id for n in ns} for u, ns in in_nodes.items()}
+            cands = [(qsets, every) for qsets in b.kleene_choices(v)]
         else:
-            for ident, sources in b.seq_choices(v, part, in_nodes).items():
-                qsets = _canon([(m, s) for m, s, _ in ident])
-                _add(b, g, v, qsets, ident, sources, part)
+            cands = [(_canon([(m, s) for m, s, _ in ident]), sources)
+                     for ident, sources in b.seq_choices(v, part, in_nodes).items()]
+        if prune:  # the likely best first, so that node pruning drops the others unweighed
+            cands.sort(key=lambda x: sum(b.unary(v, x[0])) + sum(
+                min(g.by_id[i].d_s for i in ids) for ids in x[1].values() if ids))
+        for qsets, sources in cands:
+            _add(b, g, v, qsets, qsets, sources, part)
         g.prune_pool(v)
     return b, g
 
 
+def components(wl: Workload) -> list[Workload]:
+    """The workload cut into parts that cannot share with each other: queries are in one
+    part when some unit has them with the same key (transitively). Every cost is a sum
+    over Q-sets and non-shared queries, so the best plan of the workload is the union of
+    the best plans of its parts."""
+    parent = {q.name: q.name for q in wl.queries}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for u, members in wl.members.items():
+        first: dict[Any, str] = {}
+        for q in members:
+            k = wl.by_name[q].keys[u]
+            if k in first:
+                parent[find(q)] = find(first[k])
+            else:
+                first[k] = q
+    groups: dict[str, list[str]] = {}
+    for q in wl.queries:
+        groups.setdefault(find(q.name), []).append(q.name)
+    if len(groups) == 1:
+        return [wl]
+    out = []
+    for names in groups.values():
+        keep = set(names)
+        members = {u: tuple(q for q in m if q in keep) for u, m in wl.members.items()}
+        members = {u: m for u, m in members.items() if m}
+        queries = tuple(q for q in wl.queries if q.name in keep)
+        out.append(Workload(queries, {u: wl.units[u] for u in members},
+                            tuple(u for u in wl.order if u in members), members,
+                            {q.name: q for q in queries}))
+    return out
+
+
 def optimize(wl: Workload, constants: Constants | None = None, prune: bool = True) -> WorkloadPlan:
     """GLORIA (``prune=True``: planner ``gloria``) or GLORIA without pruning
-    (``gloria-noprune``): the least-cost workload sharing plan found by the path search."""
+    (``gloria-noprune``): the least-cost workload sharing plan found by the path search,
+    part by part (``components``)."""
     c = constants or Constants()
-    b, g = _build(wl, c, prune)
-    if not wl.order:
-        chosen: dict[str, QSets] = {}
-        case = 2
-    else:
+    chosen: dict[str, list[tuple[frozenset[str], str]]] = {u: [] for u in wl.order}
+    counts = [0, 0, 0, 0]
+    case, exact = 0, True
+    for part in components(wl):
+        if not part.order:
+            continue
+        b, g = _build(part, c, prune)
         res = g.search()
-        chosen = {u: res.nodes[u].label for u in wl.order}
-        case = res.case
-    stats = SearchStats(g.generated, g.pruned_nodes, g.edges, g.pruned_edges, case, b.cut == 0)
-    return _result("gloria" if prune else "gloria-noprune", wl, chosen, c, stats)
+        picked = {u: res.nodes[u].label for u in part.order}
+        if b.cut and plan_cost(part, picked, c) > plan_cost(part, {}, c):
+            picked = {}  # only where links were cut: never worse than not sharing
+        for u, qsets in picked.items():
+            chosen[u].extend(qsets)
+        counts = [a + x for a, x in zip(counts, (g.generated, g.pruned_nodes, g.edges, g.pruned_edges), strict=True)]
+        case = max(case, res.case)
+        exact = exact and b.cut == 0
+    stats = SearchStats(*counts, case, exact)
+    return _result("gloria" if prune else "gloria-noprune", wl, {u: _canon(q) for u, q in chosen.items()}, c, stats)
 
 
 def greedy(wl: Workload, constants: Constants | None = None) -> WorkloadPlan:
     """The Greedy baseline of §8 (``gloria-greedy``)."""
     c = constants or Constants()
+    chosen: dict[str, list[tuple[frozenset[str], str]]] = {u: [] for u in wl.order}
+    generated, exact = 0, True
+    for part in components(wl):
+        picked, n, cut = _greedy(part, c)
+        for u, qsets in picked.items():
+            chosen[u].extend(qsets)
+        generated += n
+        exact = exact and not cut
+    stats = SearchStats(generated, 0, 0, 0, 0, exact)
+    return _result("gloria-greedy", wl, {u: _canon(q) for u, q in chosen.items()}, c, stats)
+
+
+def _greedy(wl: Workload, c: Constants) -> tuple[dict[str, QSets], int, int]:
     b = _Builder(wl, c)
     chosen: dict[str, QSets] = {}
     chosen_rep: dict[str, dict[str, Rep]] = {}
@@ -278,8 +397,7 @@ def greedy(wl: Workload, constants: Constants | None = None) -> WorkloadPlan:
         assert best is not None
         chosen[v] = best
         chosen_rep[v] = reps(wl, v, best)
-    stats = SearchStats(generated, 0, 0, 0, 0, b.cut == 0)
-    return _result("gloria-greedy", wl, chosen, c, stats)
+    return chosen, generated, b.cut
 
 
 def non_shared(wl: Workload, constants: Constants | None = None) -> WorkloadPlan:

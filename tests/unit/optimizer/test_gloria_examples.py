@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from trendlake.optimizer import compile_workload
 from trendlake.optimizer.errors import OptimizerError
-from trendlake.optimizer.gloria import Constants, Graph, from_entries, greedy, non_shared, optimize
+from trendlake.optimizer.gloria import Constants, Graph, from_entries, greedy, non_shared, optimize, plan_cost
 from trendlake.optimizer.gloria.search import _build
 from trendlake.optimizer.plan import query_entry
 
@@ -298,3 +298,25 @@ def test_bad_rates_are_refused() -> None:
         from_entries(entries, {"A": 1.0})
     with pytest.raises(OptimizerError, match="finite numbers >= 0: B"):
         from_entries(entries, {"A": 1.0, "B": float("nan")})
+
+
+def test_two_routes_between_pools_are_cut_and_the_plan_stays_valid() -> None:
+    """q2 leaves A>B for E and comes back to C>D: the pools A>B ... C>D are joined twice,
+    so one link is cut (``exact`` is False); the plan still covers every transition once,
+    and its cost is the cost model's, not the search's."""
+    text = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(A, B, C, D) WITHIN 10 seconds;
+QUERY q2 RETURN COUNT(*) PATTERN SEQ(A, B, E, C, D) WITHIN 10 seconds;
+QUERY q3 RETURN COUNT(*) PATTERN SEQ(A, B, C, D) WITHIN 10 seconds;"""
+    wl = from_entries(entries_of(text), {"A": 2, "B": 5, "C": 5, "D": 5, "E": 1})
+    plan = optimize(wl)
+    assert not plan.stats.exact
+    assert plan.cost == plan_cost(wl, {t.unit: tuple((frozenset(q.queries), q.snapshot) for q in t.qsets
+                                                     if q.snapshot) for t in plan.transitions}, Constants())
+    assert plan.cost <= plan.non_shared_cost
+    got: dict[str, list[tuple[str, str]]] = {}
+    for t in plan.transitions:
+        for qs in t.qsets:
+            for q in qs.queries:
+                got.setdefault(q, []).append((t.source, t.target))
+    assert sorted(got["q2"]) == [("A", "B"), ("B", "E"), ("C", "D"), ("E", "C")]
+    assert plan.shared()  # q1 and q3 still share

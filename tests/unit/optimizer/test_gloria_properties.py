@@ -53,7 +53,8 @@ def items(draw: st.DrawFn, pool: list[str]) -> str:
 @st.composite
 def workloads(draw: st.DrawFn, min_queries: int = 2, max_queries: int = 8) -> tuple[str, dict[str, float]]:
     """Most queries take a slice of one backbone of items (so that they share
-    transitions and cycles), some are drawn on their own."""
+    transitions and cycles), now and then with a detour through another type (two routes
+    between two pools: a pool graph that is not a forest), some are drawn on their own."""
     ntypes = draw(once.integers(3, 6))
     types = list(TYPES[:ntypes])
     pool = list(draw(st.permutations(types)))
@@ -67,6 +68,10 @@ def workloads(draw: st.DrawFn, min_queries: int = 2, max_queries: int = 8) -> tu
             lo = draw(once.integers(0, len(backbone) - 1))
             hi = draw(once.integers(lo + 1, len(backbone)))
             parts = backbone[lo:hi]
+            extra = [t for t in types if t not in "".join(parts)]
+            if extra and draw(once.integers(0, 3)) == 0:  # a detour: two routes between pools
+                at = draw(once.integers(0, len(parts)))
+                parts = [*parts[:at], draw(once.sampled_from(tuple(extra))), *parts[at:]]
         else:
             own = list(draw(st.permutations(types)))[: draw(once.integers(2, ntypes))]
             parts = []
