@@ -27,7 +27,7 @@ from trendlake.optimizer.gloria import Constants, from_entries, greedy, optimize
 from trendlake.optimizer.gloria.search import _build
 from trendlake.optimizer.plan import query_entry
 
-from tests.randomized import once
+from tests.randomized import drawn_on_a_fixed_seed, once
 
 TYPES = ("A", "B", "C", "D", "E", "F")
 
@@ -254,3 +254,39 @@ def test_gloria_finds_the_brute_force_optimum(case: tuple[str, dict[str, float]]
     assert greedy(wl, c).cost >= best - 1e-9 * max(1.0, best)
     if plan.stats.exact:
         assert abs(plan.cost - best) <= 1e-9 * max(1.0, best), (plan.to_dict(), best)
+
+
+def labels(case: tuple[str, dict[str, float]]) -> list[str]:
+    text, rates = case
+    wl = from_entries(entries_of(text), rates)
+    plan, greed = optimize(wl), greedy(wl)
+    out = ["case"]
+    shared = plan.shared()
+    if shared:
+        out.append("shares")
+    if any(t.unit[0] != "K" for t in shared):
+        out.append("seq shared")
+    if any(t.unit[0] == "K" for t in shared):
+        out.append("kleene shared")
+    if any(t.unit[0] == "K" and len({a for a, _ in wl.units[t.unit].transitions}) > 1 for t in shared):
+        out.append("multi-type cycle shared")
+    if plan.stats.nodes_pruned:
+        out.append("pruned")
+    if greed.cost > plan.cost + 1e-9:
+        out.append("greedy worse")
+    if not plan.stats.exact:
+        out.append("cut")
+    return out
+
+
+def test_the_generator_gives_workloads_that_share() -> None:
+    """Coverage floors (docs/testing.md) on the fixed seed's 150 workloads: the planners
+    share on a good part of them, SEQ and Kleene sub-patterns both, pruning acts, Greedy
+    misses the optimum now and then, and some pool graphs are cut."""
+    counts = drawn_on_a_fixed_seed(workloads(), labels, 150)
+    print(dict(counts))
+    assert counts["shares"] >= 30
+    assert counts["seq shared"] >= 10 and counts["kleene shared"] >= 10
+    assert counts["multi-type cycle shared"] >= 5
+    assert counts["pruned"] >= 20 and counts["greedy worse"] >= 5
+    assert counts["cut"] >= 1
