@@ -61,6 +61,14 @@ class WorkloadPlan:
     non_shared_cost: float
     stats: SearchStats
 
+    def by_unit(self) -> dict[str, tuple[tuple[frozenset[str], str], ...]]:
+        """The shared Q-sets per unit, the form ``cost.plan_cost`` and ``cost.validate`` take."""
+        out: dict[str, tuple[tuple[frozenset[str], str], ...]] = {}
+        for t in self.transitions:
+            out.setdefault(t.unit, tuple((frozenset(q.queries), q.snapshot) for q in t.qsets
+                                         if q.snapshot is not None))
+        return out
+
     def shared(self) -> tuple[TransitionPlan, ...]:
         """The transitions on which some queries share."""
         return tuple(t for t in self.transitions if any(q.snapshot is not None for q in t.qsets))

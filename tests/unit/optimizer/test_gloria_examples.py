@@ -10,7 +10,16 @@ from typing import Any
 import pytest
 from trendlake.optimizer import compile_workload
 from trendlake.optimizer.errors import OptimizerError
-from trendlake.optimizer.gloria import Constants, Graph, from_entries, greedy, non_shared, optimize, plan_cost
+from trendlake.optimizer.gloria import (
+    Constants,
+    Graph,
+    from_entries,
+    greedy,
+    non_shared,
+    optimize,
+    plan_cost,
+    validate,
+)
 from trendlake.optimizer.gloria.search import _build
 from trendlake.optimizer.plan import query_entry
 
@@ -310,8 +319,8 @@ QUERY q3 RETURN COUNT(*) PATTERN SEQ(A, B, C, D) WITHIN 10 seconds;"""
     wl = from_entries(entries_of(text), {"A": 2, "B": 5, "C": 5, "D": 5, "E": 1})
     plan = optimize(wl)
     assert not plan.stats.exact
-    assert plan.cost == plan_cost(wl, {t.unit: tuple((frozenset(q.queries), q.snapshot) for q in t.qsets
-                                                     if q.snapshot) for t in plan.transitions}, Constants())
+    assert plan.cost == plan_cost(wl, plan.by_unit(), Constants())
+    assert validate(wl, plan.by_unit()) == []
     assert plan.cost <= plan.non_shared_cost
     got: dict[str, list[tuple[str, str]]] = {}
     for t in plan.transitions:

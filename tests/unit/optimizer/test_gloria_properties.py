@@ -23,7 +23,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 from trendlake.optimizer import compile_workload
-from trendlake.optimizer.gloria import Constants, from_entries, greedy, optimize, plan_cost
+from trendlake.optimizer.gloria import (
+    Constants,
+    from_entries,
+    greedy,
+    optimize,
+    plan_cost,
+    validate,
+)
 from trendlake.optimizer.gloria.search import _build
 from trendlake.optimizer.plan import query_entry
 
@@ -233,6 +240,8 @@ def test_plans_are_valid_and_pruning_keeps_the_optimum(case: tuple[str, dict[str
     pruned, full, greed = optimize(wl, c), optimize(wl, c, prune=False), greedy(wl, c)
     for plan in (pruned, full, greed):
         check_valid(plan, entries)
+        assert validate(wl, plan.by_unit()) == []
+        assert abs(plan_cost(wl, plan.by_unit(), c) - plan.cost) <= 1e-9 * max(1.0, plan.cost)
         assert plan.cost <= plan.non_shared_cost + 1e-9 or plan is greed
     if pruned.stats.exact:
         assert abs(pruned.cost - full.cost) <= 1e-9 * max(1.0, full.cost)
