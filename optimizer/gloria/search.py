@@ -32,6 +32,9 @@ from the plan (``cost.plan_cost``); ``stats.exact`` says whether anything was cu
 only without a cut is the plan the optimum of the space above. With a cut, a plan that
 costs more than sharing nothing is replaced by the plan that shares nothing.
 
+**Coarse generation**: past ``LIMIT`` candidates in a pool, the choices are made for all
+pieces of a node, and all keys, at once (docs/gloria.md).
+
 **Greedy** (§8): pool by pool, the node with the least incoming weight among Reuse (the
 pieces go on with their snapshots; the queries left, per key, merged with local
 snapshots) and not sharing; a Kleene unit takes its cheapest cycle path. One node per
@@ -41,6 +44,7 @@ pool, no pruning, no search.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,7 +65,10 @@ from trendlake.optimizer.gloria.graph import Graph, Node
 from trendlake.optimizer.gloria.model import Workload
 from trendlake.optimizer.gloria.plan import QSet, SearchStats, TransitionPlan, WorkloadPlan
 
-__all__ = ["components", "greedy", "non_shared", "optimize"]
+__all__ = ["LIMIT", "components", "greedy", "non_shared", "optimize"]
+
+# The most candidate nodes a pool is given one piece or key at a time (``seq_choices``).
+LIMIT = 2048
 
 
 def _canon(qsets: list[tuple[frozenset[str], str]]) -> QSets:
@@ -97,6 +104,7 @@ class _Builder:
                     self.cut += 1
             self.kept[v] = kept
         self.reps: dict[int, dict[str, Rep]] = {}
+        self.coarse = 0  # pools whose candidates were generated coarsely (past LIMIT)
         self._pieces: dict[Any, frozenset[str]] = {}
         self._lengths: dict[Any, float] = {}
         self._out: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -188,13 +196,15 @@ class _Builder:
     def seq_choices(self, v: str, part: Mapping[str, str | None], in_nodes: Mapping[str, list[Node]],
                     reuse_only: bool = False) -> dict[tuple[Any, ...], dict[str, set[int]]]:
         """Every node of ``v`` the generation principles give from ``in_nodes``: its tagged
-        Q-sets -> per part, the ids of the nodes it can come from."""
+        Q-sets -> per part, the ids of the nodes it can come from. Past ``LIMIT``
+        candidates, the choices are made for all pieces (and all keys) of a node at once
+        (``coarse``, counted in ``self.coarse``)."""
         wl = self.wl
         unit = wl.units[v]
         if unit.kind == "alone":
             return {(): {u: {n.id for n in ns} for u, ns in in_nodes.items()}}
         at = unit.source
-        per_part: list[tuple[str, dict[frozenset[Any], set[int]]]] = []
+        grouped: list[tuple[str, dict[tuple[Any, ...], list[int]]]] = []
         for u, nodes in in_nodes.items():
             common = [q for q, p in part.items() if p == u]
             # nodes with the same pieces give the same configurations
@@ -206,17 +216,34 @@ class _Builder:
                         if len(piece) >= 2:
                             pieces.append((frozenset(piece), snap))
                 by_pieces.setdefault(tuple(pieces), []).append(n_u.id)
+            grouped.append((u, by_pieces))
+
+        def options(fp: frozenset[str], snap: str) -> list[Any]:
+            opts: list[Any] = [(fp, snap, "reuse")]
+            if not reuse_only:
+                if snap != at and _count(wl, fp, at) < _count(wl, fp, snap):
+                    opts.append((fp, at, "local"))
+                opts.append(None)
+            return opts
+
+        size = 1
+        for _, by_pieces in grouped:
+            size *= sum(math.prod(len(options(fp, s)) for fp, s in pieces) for pieces in by_pieces)
+        size <<= sum(1 for cl in self.keyclasses(v, list(wl.members[v])) if len(cl) >= 2)
+        coarse = not reuse_only and size > LIMIT
+        self.coarse += coarse
+        per_part: list[tuple[str, dict[frozenset[Any], set[int]]]] = []
+        for u, by_pieces in grouped:
             cfgs: dict[frozenset[Any], set[int]] = {}
             for pieces, ids in by_pieces.items():
-                options = []
-                for fp, snap in pieces:
-                    opts: list[Any] = [(fp, snap, "reuse")]
-                    if not reuse_only:
-                        if snap != at and _count(wl, fp, at) < _count(wl, fp, snap):
-                            opts.append((fp, at, "local"))
-                        opts.append(None)
-                    options.append(opts)
-                for combo in itertools.product(*options):
+                if coarse:  # Reuse, Local snapshots where they may pay, or dissolve: all at once
+                    combos: Any = [[(fp, s, "reuse") for fp, s in pieces],
+                                   [options(fp, s)[1] if len(options(fp, s)) == 3 else (fp, s, "reuse")
+                                    for fp, s in pieces],
+                                   []]
+                else:
+                    combos = itertools.product(*(options(fp, s) for fp, s in pieces))
+                for combo in combos:
                     cfgs.setdefault(frozenset(x for x in combo if x is not None), set()).update(ids)
             per_part.append((u, cfgs))
         out: dict[tuple[Any, ...], dict[str, set[int]]] = {}
@@ -225,8 +252,13 @@ class _Builder:
             taken = set().union(*(x[0] for x in kept)) if kept else set()
             free = [q for q in wl.members[v] if q not in taken]
             classes = [cl for cl in self.keyclasses(v, free) if len(cl) >= 2]
-            merge_opts = [(False, True)] * len(classes) if not reuse_only else [(True,)] * len(classes)
-            for merges in itertools.product(*merge_opts):
+            if reuse_only:
+                merge_opts: Any = [(True,) * len(classes)]
+            elif coarse:
+                merge_opts = [(False,) * len(classes), (True,) * len(classes)]
+            else:
+                merge_opts = itertools.product(*[(False, True)] * len(classes))
+            for merges in merge_opts:
                 tagged = list(kept) + [(frozenset(cl), at, "merged") for cl, m in zip(classes, merges, strict=True) if m]
                 ident = tuple(sorted(tagged, key=lambda x: (sorted(x[0]), x[1], x[2])))
                 edges = out.setdefault(ident, {})
@@ -235,13 +267,20 @@ class _Builder:
         return out
 
     def kleene_choices(self, v: str) -> list[QSets]:
+        """The cycle paths of a Kleene unit: per key, not shared or shared with snapshots of
+        each type of the cycle; past ``LIMIT``, the same choice for every key (``coarse``)."""
         unit = self.wl.units[v]
+        classes = self.keyclasses(v, list(self.wl.members[v]))
         options = []
-        for cl in self.keyclasses(v, list(self.wl.members[v])):
+        for cl in classes:
             opts: list[Any] = [None]
             if len(cl) >= 2:
                 opts += [(frozenset(cl), t) for t in unit.types]
             options.append(opts)
+        if math.prod(len(o) for o in options) > LIMIT:
+            self.coarse += 1
+            shared = [frozenset(cl) for cl in classes if len(cl) >= 2]
+            return [()] + [_canon([(m, t) for m in shared]) for t in unit.types]
         return [_canon([x for x in combo if x is not None]) for combo in itertools.product(*options)]
 
 
@@ -342,13 +381,13 @@ def optimize(wl: Workload, constants: Constants | None = None, prune: bool = Tru
         b, g = _build(part, c, prune)
         res = g.search()
         picked = {u: res.nodes[u].label for u in part.order}
-        if b.cut and plan_cost(part, picked, c) > plan_cost(part, {}, c):
+        if (b.cut or b.coarse) and plan_cost(part, picked, c) > plan_cost(part, {}, c):
             picked = {}  # only where links were cut: never worse than not sharing
         for u, qsets in picked.items():
             chosen[u].extend(qsets)
         counts = [a + x for a, x in zip(counts, (g.generated, g.pruned_nodes, g.edges, g.pruned_edges), strict=True)]
         case = max(case, res.case)
-        exact = exact and b.cut == 0
+        exact = exact and b.cut == 0 and b.coarse == 0
     stats = SearchStats(*counts, case, exact)
     return _result("gloria" if prune else "gloria-noprune", wl, {u: _canon(q) for u, q in chosen.items()}, c, stats)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from typing import Any
+from unittest import mock
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -29,6 +30,7 @@ from trendlake.optimizer.gloria import (
     greedy,
     optimize,
     plan_cost,
+    search,
     validate,
 )
 from trendlake.optimizer.gloria.search import _build
@@ -299,3 +301,23 @@ def test_the_generator_gives_workloads_that_share() -> None:
     assert counts["multi-type cycle shared"] >= 5
     assert counts["pruned"] >= 20 and counts["greedy worse"] >= 5
     assert counts["cut"] >= 1
+
+
+@given(case=workloads(), c=CONSTANTS)
+def test_coarse_generation_past_the_limit_gives_valid_plans(case: tuple[str, dict[str, float]],
+                                                            c: Constants) -> None:
+    """With the candidate limit at 2, pools are generated coarsely (one choice for all the
+    pieces of a node): plans stay valid, are costed from the plan, never cost more than
+    sharing nothing, and are not claimed exact."""
+    text, rates = case
+    entries = entries_of(text)
+    wl = from_entries(entries, rates)
+    with mock.patch.object(search, "LIMIT", 2):
+        plan = optimize(wl, c)
+        coarse = sum(_build(part, c, True)[0].coarse for part in search.components(wl) if part.order)
+    check_valid(plan, entries)
+    assert validate(wl, plan.by_unit()) == []
+    assert abs(plan_cost(wl, plan.by_unit(), c) - plan.cost) <= 1e-9 * max(1.0, plan.cost)
+    assert plan.cost <= plan.non_shared_cost + 1e-9 * max(1.0, plan.cost)
+    if coarse:
+        assert not plan.stats.exact
