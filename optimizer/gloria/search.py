@@ -246,6 +246,21 @@ class _Builder:
                 for combo in combos:
                     cfgs.setdefault(frozenset(x for x in combo if x is not None), set()).update(ids)
             per_part.append((u, cfgs))
+        if coarse and math.prod(len(cfgs) for _, cfgs in per_part) * 2 > LIMIT:
+            # many parts: each keeps its few locally best configurations
+            k = max(1, int((LIMIT / 2) ** (1 / len(per_part))))
+            by_id = {n.id: n for ns in in_nodes.values() for n in ns}
+            for i, (u, cfgs) in enumerate(per_part):
+                if len(cfgs) > k:
+                    common = [q for q, p in part.items() if p == u]
+
+                    def score(item: tuple[frozenset[Any], set[int]], u: str = u, common: list[str] = common) -> float:
+                        qsets = _canon([(m, s) for m, s, _ in item[0]])
+                        rep_v = reps(wl, v, qsets)
+                        return node_weight(wl, v, qsets, self.c) + min(
+                            by_id[j].d_s + self.edge(u, v, by_id[j], rep_v, common) for j in item[1])
+
+                    per_part[i] = (u, dict(sorted(cfgs.items(), key=score)[:k]))
         out: dict[tuple[Any, ...], dict[str, set[int]]] = {}
         for combo in itertools.product(*(list(cfgs.items()) for _, cfgs in per_part)):
             kept = [x for cfg, _ in combo for x in cfg]
