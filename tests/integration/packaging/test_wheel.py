@@ -51,6 +51,7 @@ def core_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert tops == {"trendlake"}, f"stray top-level entries in the wheel: {tops - {'trendlake'}}"
     assert "trendlake/schemas/workloads/sample_rides.etq" in names
     assert "trendlake/optimizer/grammar.lark" in names
+    assert "trendlake/optimizer/gloria/__init__.py" in names
     venv = root / "venv"
     if uv:
         _run([uv, "venv", "-q", "--python", sys.executable, str(venv)], cwd=root)
