@@ -137,7 +137,7 @@ def run_experiment(
     # the timed runs collect garbage before each measurement; what existed before the experiment
     # (imports, a caller's Spark session and test state) is not its garbage: frozen, a collection
     # walks only the experiment's own objects (the suite's smoke runs in a test worker: 110 s
-    # before, 16-18 s after, docs/testing.md)
+    # before, 16-18 s after, benchmarks/results/testing/README.md)
     gc.collect()
     gc.freeze()
     try:

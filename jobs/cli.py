@@ -5,9 +5,12 @@ sub-command and sets ``func`` (taking the parsed ``argparse.Namespace`` and
 returning an exit code). Modules are imported lazily so ``trendlake --help``
 stays fast and a sub-command never pays for another's imports (Spark, Airflow).
 
-Errors are mapped to messages and exit codes here, once (``EXIT_CODES``):
-each package has one error root (``OptimizerError``, ``EngineError``,
-``JobError``); bad input never shows a traceback. A bad option (unknown,
+An error that ends a command becomes one message and exit code here
+(``error_message``, ``EXIT_*``): each package has one error root
+(``OptimizerError``, ``EngineError``, ``JobError``); bad input never shows a
+traceback. Several commands (eval, explain, ingest, optimize, replay, sql,
+stats, demo, bench) also catch errors themselves and print their own
+``trendlake: error:`` line with the exit code they choose. A bad option (unknown,
 missing, or a value its type or choices refuse) is one line and exit 2,
 before a sub-command runs anything (``OptionParser``; the option types
 below check values at parse time).
@@ -175,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
-    except Exception as err:  # noqa: BLE001 - the one place errors become messages
+    except Exception as err:  # noqa: BLE001 - an error that ended the command becomes its message
         if os.environ.get("TRENDLAKE_DEBUG"):
             raise
         message, code = error_message(err)

@@ -143,7 +143,7 @@ BUGS = [
     Bug("expr-missing-as-zero", "expressions: a missing value compares as 0",
         "def _compare(", "if a is None or b is None:",
         "if (a := 0 if a is None else a) is None or (b := 0 if b is None else b) is None:"),
-    # the four kinds the first trust round's planted bugs showed missed (docs/testing.md)
+    # the four kinds the first trust round's planted bugs showed missed (benchmarks/results/testing/README.md)
     # (a) the shared event-grained graph's coefficients (engine/shared/kleene/coefficients.py): a sum's
     # sign lost, on the int64 path and on the exact Python-integer path that large values take
     Bug("shared-coef-sum-sign", "shared graph: an integer sum coefficient adds |x| (int64 path)",
