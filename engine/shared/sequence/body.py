@@ -13,8 +13,11 @@ Q-set on transition ``P -> V`` with snapshots of type ``E`` is a *node*:
   symbolic expression alone.
 
 A *space* is the set of nodes reached from the roots with the same queries and
-snapshot type. Within a space, the nodes into one type ``V`` have the same
-queries (they add to one expression of ``V``). ``resolve`` checks these rules
+snapshot type. Within a space, the nodes into one type ``V`` with the same
+Q-set add to one expression of ``V``; a node continuing ``P`` reads the
+space's expressions of ``P`` over Q-sets that hold each of its queries (a
+Q-set may continue a larger one's expression, e.g. where some queries end,
+but not gather several). ``resolve`` checks these rules
 and returns the spaces, or the problems (one phrase each).
 """
 
@@ -40,16 +43,15 @@ class Shape:
 
 @dataclass
 class Space:
-    """Nodes sharing one symbolic expression per type: the snapshot type ``snapshot``, the
-    queries of its root snapshots ``queries``, per inner type the queries whose value of it
-    the space holds (``members``) and its transitions into it (``sources``)."""
+    """Nodes sharing one snapshot type ``snapshot``: ``queries`` those of its root snapshots;
+    per expression ``(type V, Q-set)`` (the nodes into ``V`` of one Q-set) its sources, each
+    ``(P, None)`` for the latest snapshot (``P`` the snapshot type) or ``(P, Q-set')`` for the
+    space's expression of ``P`` over a Q-set' holding every query of the Q-set."""
 
     key: tuple[frozenset[str], str]
     snapshot: str
     queries: frozenset[str]
-    members: dict[str, frozenset[str]] = field(default_factory=dict)
-    sources: dict[str, list[str]] = field(default_factory=dict)
-
+    sources: dict[tuple[str, frozenset[str]], list[tuple[str, frozenset[str] | None]]] = field(default_factory=dict)
 
 def shape_of_entry(entry: Mapping[str, Any]) -> Shape:
     """The shape of a plan query entry."""
@@ -148,8 +150,13 @@ def _spaces(nodes: Sequence[tuple[str, str, frozenset[str], str]], space_of: Map
                     problems.append(f"{where} continues the expression of {p}, but query {q}'s transitions "
                                     f"into {p} are not all in that Q-set's space")
         space = spaces.setdefault(key, Space(key, key[1], key[0]))
-        if space.members.setdefault(v, qs) != qs:
-            problems.append(f"the Q-sets into {v} with snapshots of {e} name different queries "
-                            f"({brief(sorted(space.members[v]))} and {brief(sorted(qs))})")
-        space.sources.setdefault(v, []).append(p)
+        if p == e:
+            space.sources.setdefault((v, qs), []).append((p, None))
+            continue
+        feeding = {nodes[n][2] for q in qs for n in _into(owner, q, p)}
+        for other in sorted(feeding, key=sorted):
+            if not qs <= other:
+                problems.append(f"{where} continues the expression of {p} over {brief(sorted(other))}, "
+                                f"which does not hold each of its queries")
+            space.sources.setdefault((v, qs), []).append((p, other))
     return (list(spaces.values()), problems) if not problems else ([], problems)

@@ -50,6 +50,7 @@ from trendlake.engine.timeline import window_bounds, window_range
 
 __all__ = ["SequenceStats", "run_group"]
 
+Expr = tuple[str, frozenset[str]]  # an expression of a space: (type, Q-set)
 EXACT_LIMIT = BIG >> 100  # exact-mode totals beyond this are recomputed alone (Far numbers)
 
 
@@ -119,7 +120,8 @@ class _Member:
 class _Window:
     k: int
     start: dict[tuple[str, str], Rec] = field(default_factory=dict)  # (query, type) -> start piece
-    exprs: dict[tuple[int, str], dict[int, Rec]] = field(default_factory=dict)  # (space, type) -> expression
+    # (space, (type, Q-set)) -> expression: snapshot id -> coefficient
+    exprs: dict[tuple[int, Expr], dict[int, Rec]] = field(default_factory=dict)
     snaps: dict[int, dict[str, Rec]] = field(default_factory=dict)  # snapshot id -> query -> value
     latest: dict[int, int] = field(default_factory=dict)  # space -> its latest snapshot of the snapshot type
     next_id: int = 0
@@ -156,12 +158,12 @@ class _Run:
         self.row_type = self._row_types(len(idx))
         self.attrs = self._attributes(data, idx)
         self.counted = {t for m in self.members.values() for t in m.counted}
-        # space index -> inner types; (query, type) -> the spaces holding the query's value of it
-        self.holders: dict[tuple[str, str], list[int]] = {}
+        # (query, type) -> the expressions holding (part of) the query's value of it
+        self.holders: dict[tuple[str, str], list[tuple[int, Expr]]] = {}
         for i, sp in enumerate(self.spaces):
-            for t, qs in sp.members.items():
-                for q in qs:
-                    self.holders.setdefault((q, t), []).append(i)
+            for key in sp.sources:
+                for q in key[1]:
+                    self.holders.setdefault((q, key[0]), []).append((i, key))
         self.by_snapshot: dict[str, list[int]] = {}
         for i, sp in enumerate(self.spaces):
             self.by_snapshot.setdefault(sp.snapshot, []).append(i)
@@ -231,17 +233,18 @@ class _Run:
             if t is not None:
                 by_type.setdefault(t, []).append(r)
         starts: list[tuple[tuple[str, str], Rec]] = []
-        exprs: list[tuple[tuple[int, str], dict[int, Rec]]] = []
+        exprs: list[tuple[tuple[int, Expr], dict[int, Rec]]] = []
         for t, rows in by_type.items():
             matched = {q: [r for r in rows if self.masks[(q, t)][r]] for q in self.members if (q, t) in self.masks}
             for q, mine in matched.items():
                 if mine and t in self.members[q].start:
                     starts.append(((q, t), self._extend(ONE, t, mine)))
             for i, sp in enumerate(self.spaces):
-                if t in sp.members:
-                    inc = self._propagate(win, i, sp, t, matched)
-                    if inc:
-                        exprs.append(((i, t), inc))
+                for key in sp.sources:
+                    if key[0] == t:
+                        inc = self._propagate(win, i, key, matched)
+                        if inc:
+                            exprs.append(((i, key), inc))
         for key, rec in starts:
             win.start[key] = add(win.start.get(key), rec)  # type: ignore[assignment]
         for key, inc in exprs:
@@ -258,27 +261,30 @@ class _Run:
             own[a] = (exact_sum(values), min(values), max(values)) if values else (None, None, None)
         return extend(rec, t, len(rows), own, t in self.counted)
 
-    def _sources(self, win: _Window, i: int, sp: Space, t: str) -> list[dict[int, Rec]]:
-        """The expressions the space's Q-set into ``t`` extends from (the latest snapshot of
-        the snapshot type, or the space's expression of a source), the empty ones left out."""
+    def _sources(self, win: _Window, i: int, key: Expr) -> list[dict[int, Rec]]:
+        """The expressions the expression ``key`` of space ``i`` extends from (the latest
+        snapshot of the snapshot type, or the space's expressions of a source), the empty ones
+        left out."""
         out = []
-        for p in sp.sources[t]:
-            if p == sp.snapshot:
+        for p, qset in self.spaces[i].sources[key]:
+            if qset is None:
                 sid = win.latest.get(i)
                 expr = {sid: ONE} if sid is not None else {}
             else:
-                expr = win.exprs.get((i, p), {})
+                expr = win.exprs.get((i, (p, qset)), {})
             if expr:
                 out.append(expr)
         return out
 
-    def _propagate(self, win: _Window, i: int, sp: Space, t: str, matched: Mapping[str, list[int]]) -> dict[int, Rec]:
-        """The increment of the space's expression of ``t`` by this time stamp's events."""
-        queries = [q for q in sp.members[t] if q in self.members]
+    def _propagate(self, win: _Window, i: int, key: Expr, matched: Mapping[str, list[int]]) -> dict[int, Rec]:
+        """The increment of expression ``key`` (type ``t``, Q-set) of space ``i`` by this time
+        stamp's events of ``t``."""
+        t, qset = key
+        queries = [q for q in sorted(qset) if q in self.members]
         rows = [matched[q] for q in queries]
         if not any(rows):
             return {}
-        sources = self._sources(win, i, sp, t)
+        sources = self._sources(win, i, key)
         if not sources:
             return {}
         if all(r == rows[0] for r in rows):  # one propagation per source for the Q-set
@@ -342,8 +348,8 @@ class _Run:
     def value(self, win: _Window, q: str, t: str) -> Rec | None:
         """Query ``q``'s record of type ``t`` in a window."""
         out = win.start.get((q, t))
-        for i in self.holders.get((q, t), []):
-            expr = win.exprs.get((i, t))
+        for where in self.holders.get((q, t), []):
+            expr = win.exprs.get(where)
             if expr:
                 out = add(out, self._evaluate(win, expr, q))
         return out
