@@ -247,7 +247,7 @@ def random_groups(plan: dict[str, Any], rnd: random.Random) -> list[dict[str, An
             wanted += [(tr, j, target if together else rnd.choice(types)) for j in range(len(parts))]
         group = sequence_group(plan, qsets, queries=names, gid=f"g{i}")
 
-        def valid(g: dict[str, Any]) -> bool:
+        def valid(g: dict[str, Any], shapes: dict[str, Any] = shapes) -> bool:
             return not resolve(g["body"], shapes)[1]
 
         # all the drawn snapshot types at once (cycles of nested Kleene need them together),
