@@ -51,6 +51,8 @@ def add(a: Rec | None, b: Rec | None) -> Rec | None:
         return b
     if b is None:
         return a
+    if not (a.w or a.z or a.n or a.x or b.w or b.z or b.n or b.x):  # counts only
+        return Rec(a.c + b.c)
     w = dict(a.w)
     for k, v in b.w.items():
         w[k] = w.get(k, 0) + v
@@ -95,6 +97,8 @@ def extend(rec: Rec, etype: str, k: int, own: Mapping[str, tuple[Any, Any, Any]]
     extends every trend of ``rec``. ``own[a]``: the exact sum, minimum and maximum of ``a``
     over the events; ``counted``: whether ``w[etype]`` is kept (some query counts the type)."""
     c = rec.c
+    if not (own or counted or rec.w or rec.z or rec.n or rec.x):  # counts only
+        return Rec(k * c)
     w = {key: k * v for key, v in rec.w.items()}
     if counted:
         w[etype] = w.get(etype, 0) + k * c

@@ -51,7 +51,11 @@ from trendlake.engine.timeline import window_bounds, window_range
 __all__ = ["SequenceStats", "run_group"]
 
 Expr = tuple[str, frozenset[str]]  # an expression of a space: (type, Q-set)
-EXACT_LIMIT = BIG >> 100  # exact-mode totals beyond this are recomputed alone (Far numbers)
+# exact-mode totals beyond this are recomputed alone: below it no count, and no sum of values
+# up to the float maximum over a window's trends, reaches BIG or FSum's exact range
+EXACT_LIMIT = BIG >> 1000
+# an expression of more snapshots is replaced by one snapshot of its queries' values
+REBASE_LENGTH = 16
 
 
 @dataclass
@@ -70,6 +74,7 @@ class SequenceStats:
     split: int = 0  # time stamps at which a Q-set's queries matched different events
     snapshots: int = 0  # snapshots of a snapshot type's values (per space and time stamp)
     evaluations: int = 0  # expressions evaluated for one query
+    rebases: int = 0  # expressions longer than REBASE_LENGTH replaced by a snapshot of their values
     recomputed: int = 0  # windows of a query recomputed alone (saturation, see the module)
     # per target type: [shared, alone, own]
     by_type: dict[str, list[int]] = field(default_factory=dict)
@@ -155,6 +160,9 @@ class _Run:
         # (unpruned: in a partition where the query has no trend, nothing reaches its end)
         self.masks = {(m.name, t): data.masks[m.name][v][idx].tolist() for m in self.members.values()
                       for t, v in m.var_of.items()}
+        self.of_type: dict[str, list[tuple[str, list[bool]]]] = {}  # type -> (query, mask) per query of it
+        for (q, t), mask in self.masks.items():
+            self.of_type.setdefault(t, []).append((q, mask))
         self.row_type = self._row_types(len(idx))
         self.attrs = self._attributes(data, idx)
         self.counted = {t for m in self.members.values() for t in m.counted}
@@ -172,11 +180,11 @@ class _Run:
         self.groups: list[tuple[int, int]] = []  # the partition's time-stamp groups so far
 
     def _row_types(self, n: int) -> list[str | None]:
+        """The event type of each visited row some query matches (None: none does)."""
         row_type: list[str | None] = [None] * n
         for (_, t), mask in self.masks.items():
-            for r, hit in enumerate(mask):
-                if hit:
-                    row_type[r] = t
+            for r in np.flatnonzero(mask).tolist():
+                row_type[r] = t
         return row_type
 
     def _attributes(self, data: GroupInput, idx: np.ndarray) -> dict[str, dict[str, list[Any]]]:
@@ -235,7 +243,7 @@ class _Run:
         starts: list[tuple[tuple[str, str], Rec]] = []
         exprs: list[tuple[tuple[int, Expr], dict[int, Rec]]] = []
         for t, rows in by_type.items():
-            matched = {q: [r for r in rows if self.masks[(q, t)][r]] for q in self.members if (q, t) in self.masks}
+            matched = {q: [r for r in rows if mask[r]] for q, mask in self.of_type.get(t, [])}
             for q, mine in matched.items():
                 if mine and t in self.members[q].start:
                     starts.append(((q, t), self._extend(ONE, t, mine)))
@@ -252,12 +260,27 @@ class _Run:
         for t in by_type:
             for i in self.by_snapshot.get(t, []):
                 self._take_snapshot(win, i)
+        for key, _ in exprs:
+            if len(win.exprs[key]) > REBASE_LENGTH:
+                self._rebase(win, key)
+
+    def _rebase(self, win: _Window, where: tuple[int, Expr]) -> None:
+        """Replace a long expression by one snapshot of its value for each query of its Q-set
+        (a local snapshot): later extensions of it cost one coefficient again."""
+        values = {}
+        for q in sorted(where[1][1]):
+            if q in self.members:
+                rec = self._evaluate(win, win.exprs[where], q)
+                if rec is not None:
+                    values[q] = rec
+        self.stats.rebases += 1
+        win.exprs[where] = {win.snapshot(values): ONE} if values else {}
 
     def _extend(self, rec: Rec, t: str, rows: list[int]) -> Rec:
         """``rec`` extended by the events ``rows`` of type ``t`` (one time stamp)."""
         own: dict[str, tuple[Any, Any, Any]] = {}
         for a, col in self.attrs.get(t, {}).items():
-            values = [x for x in (col[r] for r in rows) if x is not None]
+            values = [x for x in (col[r] for r in rows) if x is not None and x == x]  # NaN: missing
             own[a] = (exact_sum(values), min(values), max(values)) if values else (None, None, None)
         return extend(rec, t, len(rows), own, t in self.counted)
 
