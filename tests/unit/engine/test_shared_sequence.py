@@ -325,3 +325,41 @@ def test_saturated_windows_equal_each_query_alone() -> None:
     assert same_rows(got, want)
     assert any(v is engine.OVERFLOW for r in got for v in r.values())
     assert report["g0"].recomputed >= 1 and report["g0"].shared > 0
+
+
+# ------------------------------------------------------------------ the CLI
+
+def test_eval_sharing_out_and_explain_of_a_sequence_plan(tmp_path: Any) -> None:
+    import contextlib
+    import io
+    import json
+
+    from trendlake.jobs.cli import main
+
+    def cli(argv: list[str]) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+        return code, out.getvalue(), err.getvalue()
+
+    wl, ev = tmp_path / "w.etq", tmp_path / "e.csv"
+    wl.write_text(FIGURE_3)
+    ev.write_text("type,ts,x\n" + "".join(f"{t},{i},{i}\n" for i, t in enumerate("CABABD")))
+    plan = _plan(FIGURE_3)
+    plan["sharing"] = [sequence_group(plan, FIGURE_3_PLAN)]
+    plan_path, report_path, svg = tmp_path / "plan.json", tmp_path / "report.json", tmp_path / "plan.svg"
+    plan_path.write_text(json.dumps(rehashed(plan)))
+    code, out, err = cli(["eval", str(wl), "--events", str(ev), "--plan", str(plan_path),
+                          "--sharing-out", str(report_path)])
+    assert code == 0, err
+    assert [json.loads(line)["COUNT(*)"] for line in out.splitlines()] == [4, 4]
+    assert "sharing group g0: 5 propagations shared instead of 10" in err
+    (group,) = json.loads(report_path.read_text())["groups"]
+    assert group["kind"] == "sequence" and group["by_type"]["A"] == {"shared": 3, "alone": 6, "own": 0}
+    assert [(w["window_start"], w["shared"], w["alone"]) for w in group["windows_detail"]] == [
+        ("1970-01-01T00:00:00Z", 5, 10)]
+    code, out, err = cli(["explain", str(plan_path), "--svg", str(svg)])
+    assert code == 0, err
+    assert "group g0: sequence — 2 queries share transitions (GLORIA)" in out
+    assert "C -> A: (q1, q2)^C" in out and "B -> D: (q1)^C" in out
+    assert svg.read_text().startswith("<")
