@@ -158,6 +158,15 @@ def test_a_qset_continues_a_larger_one_but_does_not_gather_two() -> None:
                                   ("A", "B"): [(["q1", "q2", "q3"], "C")]})
     _, problems = resolve(group["body"], {q: shape_of_entry(entries[q]) for q in entries})
     assert any("nor one Q-set's expression over them" in p for p in problems)  # ...not gather two
+    four = text.replace("SEQ(C, A, B)", "SEQ(C, A, B, D)")
+    plan = build_plan(parse_workload(four), planner="none")
+    group = sequence_group(plan, {("C", "A"): [(["q1", "q2", "q3"], "C")],
+                                  ("A", "B"): [(["q1", "q2"], "C"), (["q3"], "C")],
+                                  ("B", "D"): [(["q2", "q3"], "C"), (["q1"], "B")]})
+    plan["sharing"] = [group]
+    with pytest.raises(PlanError, match=r"sharing group g0: the Q-set \['q2', 'q3'\] of B -> D continues the "
+                                        r"expression of B over \['q1', 'q2'\], which does not hold each of its queries"):
+        load_plan(rehashed(plan), workload_hash(four))
 
 
 def test_an_unsupported_query_is_refused() -> None:
