@@ -188,10 +188,12 @@ WINDOWS = ("WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds")
 @st.composite
 def workloads(draw: Any) -> str:
     """2-8 queries sharing a SEQ or nested-Kleene core over A and B, with their own prefix
-    and suffix types, local predicates and aggregates, in one or two windows."""
+    and suffix types, local predicates and aggregates, in one or two windows, partitioned by
+    g or not."""
     n = draw(once.integers(2, 8))
     core = draw(once.sampled_from(CORES))
     windows = draw(once.sampled_from((WINDOWS[:1], WINDOWS)))
+    by = draw(once.sampled_from(("", " GROUP-BY g")))
     queries = []
     for i in range(n):
         prefix = draw(once.sampled_from(("", "C", "E")))
@@ -208,20 +210,22 @@ def workloads(draw: Any) -> str:
                                 max_size=2, unique=True))
         preds = [p.replace("OWN", own[0]) for p in preds]
         where = f" WHERE {' AND '.join(preds)}" if preds else ""
-        queries.append(f"QUERY q{i} RETURN {ret} PATTERN {pattern}{where} {draw(once.sampled_from(windows))};")
+        ret = f"g, {ret}" if by else ret
+        queries.append(f"QUERY q{i} RETURN {ret} PATTERN {pattern}{where}{by} {draw(once.sampled_from(windows))};")
     return "\n".join(queries)
 
 
 @st.composite
 def streams(draw: Any, size: tuple[int, int]) -> list[dict[str, Any]]:
-    """Events of the workloads' types with ties on time stamps and repeats of A and B."""
+    """Events of the workloads' types with ties on time stamps, repeats of A and B, two groups."""
     rows: list[dict[str, Any]] = []
     t = draw(once.integers(0, 3))
     n = draw(once.integers(*size))
     while len(rows) < n:
         ty = draw(once.sampled_from(("A", "A", "B", "B", "C", "D", "E", "F", "G")))
         t += draw(once.sampled_from((0, 1, 1, 2, 3)))
-        rows.append({"type": ty, "ts": t, "seq": len(rows), "x": draw(once.integers(0, 6))})
+        rows.append({"type": ty, "ts": t, "seq": len(rows), "x": draw(once.integers(0, 6)),
+                     "g": draw(once.sampled_from((1, 1, 2)))})
     return rows
 
 
