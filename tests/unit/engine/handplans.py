@@ -104,3 +104,32 @@ def kleene_group(
                  "grain": "event" if event else "type", "decision": decision,
                  "snapshots": ["graphlet", "event"], "template": merged_template(entries, names)},
     }
+
+
+def sequence_group(
+    plan: dict[str, Any],
+    qsets: dict[tuple[str, str], list[tuple[list[str], str]]],
+    *,
+    queries: list[str] | None = None,
+    gid: str = "g0",
+) -> dict[str, Any]:
+    """A complete ``sequence`` group of ``plan``'s queries (all, or ``queries``), whether or
+    not it is valid: ``qsets[(from type, to type)]`` lists the transition's Q-sets as (queries,
+    snapshot type); each query's variables by type and the merged template are its own."""
+    from trendlake.engine.shared.template import merged_template
+
+    entries = {q["name"]: q for q in plan["queries"]}
+    names = queries or list(entries)
+    first = entries[names[0]]
+    variables = {q: {v["type"]: v["name"] for v in entries[q]["variables"] if not v["negated"]} for q in names}
+    return {
+        "id": gid, "kind": "sequence", "queries": names,
+        "partition_by": list(first["partition_by"]), "window": dict(first["window"]),
+        "parameters": {}, "estimated_cost": {"shared": 0.0, "non_shared": 0.0},
+        "body": {
+            "variables": variables,
+            "transitions": [{"from": p, "to": v, "qsets": [{"queries": list(qs), "snapshots": e} for qs, e in sets]}
+                            for (p, v), sets in sorted(qsets.items())],
+            "template": merged_template(entries, names),
+        },
+    }

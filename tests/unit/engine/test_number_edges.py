@@ -1,7 +1,8 @@
 """One rule for numbers (docs/engine.md, "Numbers at the edges"), checked at the edges of
 every type: every aggregate x every strategy (the two-step reference, GRETA, COGRA with and
 without its compiled kernel) x plans with and without sharing groups (type-grained and
-event-grained ``kleene`` groups, static and dynamic) give the reference's rows.
+event-grained ``kleene`` groups, static and dynamic, and a ``sequence`` group) give the
+reference's rows.
 
 Values compare by type and value (an int is not a float, NaN equals NaN, OVERFLOW and
 None only themselves), and no reported float is -0.0.
@@ -52,7 +53,23 @@ def _plans() -> dict[str, dict[str, Any]]:
     alone = build_plan(parse_workload(WORKLOAD), planner="none")
     static = dict(alone, sharing=every_sharable_set(alone["queries"], "static"))
     dynamic = dict(alone, sharing=every_sharable_set(alone["queries"], "dynamic"))
-    return {"alone": alone, "static": static, "dynamic": dynamic}
+    return {"alone": alone, "static": static, "dynamic": dynamic, "sequence": dict(alone, sharing=[_sequence(alone)])}
+
+
+def _sequence(plan: dict[str, Any]) -> dict[str, Any]:
+    """One ``sequence`` group of the type-grained queries: each transition shared by every
+    query that has it, snapshots at its source."""
+    from trendlake.engine.shared.sequence.body import shape_of_entry
+
+    from tests.unit.engine.handplans import sequence_group
+
+    names = [q["name"] for q in plan["queries"] if q["granularity"] == "type"]
+    per: dict[tuple[str, str], list[str]] = {}
+    for q in plan["queries"]:
+        if q["name"] in names:
+            for tr in sorted(shape_of_entry(q).transitions):
+                per.setdefault(tr, []).append(q["name"])
+    return sequence_group(plan, {tr: [(qs, tr[0])] for tr, qs in per.items()}, queries=names, gid="seq")
 
 
 PLAN_DICTS = _plans()
@@ -60,7 +77,7 @@ PLANS = {name: engine.load_plan(plan) for name, plan in PLAN_DICTS.items()}  # c
 # (plan, strategy, COGRA's compiled kernel on): every strategy alone, and the shared executors
 # (the groups' queries) beside COGRA's kernels (the others) with and without the compiled one
 RUNS = [("alone", "greta", True), ("alone", "cogra", True), ("alone", "cogra", False),
-        ("static", "auto", True), ("static", "auto", False), ("dynamic", "auto", True)]
+        ("static", "auto", True), ("static", "auto", False), ("dynamic", "auto", True), ("sequence", "auto", True)]
 
 
 def same(a: Any, b: Any) -> bool:
