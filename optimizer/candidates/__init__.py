@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from trendlake.optimizer.candidates import kleene
+from trendlake.optimizer.candidates import kleene, sequence
 
 __all__ = ["KINDS", "Candidate", "Candidates", "find"]
 
@@ -35,6 +35,7 @@ Candidates = Mapping[str, Sequence[Candidate]]
 
 KINDS: dict[str, Callable[[list[dict[str, Any]]], Sequence[Candidate]]] = {
     kleene.KIND: kleene.candidates,
+    sequence.KIND: sequence.candidates,
 }
 
 

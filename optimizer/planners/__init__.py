@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trendlake.optimizer.candidates import Candidates
-from trendlake.optimizer.planners import auto, hamlet, none, share_all
+from trendlake.optimizer.planners import auto, gloria, hamlet, none, share_all
 
 Planner = Callable[[Mapping[str, dict[str, Any]], Candidates, Any], list[dict[str, Any]]]
 
@@ -22,6 +22,9 @@ PLANNERS: dict[str, Planner] = {
     "none": none.plan,
     "hamlet": hamlet.plan_dynamic,
     "hamlet-static": hamlet.plan_static,
+    "gloria": gloria.plan_gloria,
+    "gloria-noprune": gloria.plan_noprune,
+    "gloria-greedy": gloria.plan_greedy,
     "share-all": share_all.plan,
     "auto": auto.plan,
 }
