@@ -224,6 +224,20 @@ def builtin_rows(schema: dict[str, Any], n: int, seed: int, *, keys: int = 64, b
     return rows
 
 
+def type_statistics(events: list[Event], pane_us: int) -> dict[str, Any]:
+    """Statistics of the event types' rates only (per pane of ``pane_us``, bursts of one): what
+    an optimizer-time figure plans from, without a per-query pass over the events."""
+    if not events:
+        return {"assumption": "uniform"}
+    span = max(e.ts for e in events) - min(e.ts for e in events) + 1
+    panes = max(1.0, span / pane_us)
+    counts: dict[str, int] = {}
+    for e in events:
+        counts[e.type] = counts.get(e.type, 0) + 1
+    return {"pane_us": pane_us, "types": {t: {"events": n, "rate_mean": n / panes, "rate_max": n}
+                                         for t, n in sorted(counts.items())}}
+
+
 def make_events(ctx: Context, n: int, span_s: float, *, seed: int | None = None, groups: int | None = None,
                 group_attr: str | None = None, burst: float | None = None,
                 weights: dict[str, float] | None = None) -> list[Event]:
@@ -546,8 +560,10 @@ class Recorder:
         return results
 
     def run_planners(self, fig: Figure, i: int, text: str, schema: dict[str, Any] | None = None,
-                     facts: dict[str, Any] | None = None) -> None:
-        """Time ``build_plan`` for every optimizer strategy of ``fig`` at x index ``i``."""
+                     facts: dict[str, Any] | None = None, stats: dict[str, Any] | None = None) -> None:
+        """Time ``build_plan`` for every optimizer strategy of ``fig`` at x index ``i``, from
+        ``stats`` (default: the stated uniform assumption)."""
+        stats = stats if stats is not None else {"assumption": "uniform"}
         workload = optimizer.compile_workload(text, schema)
         x = fig.x[i]
         for name in fig.strategies:
@@ -560,7 +576,8 @@ class Recorder:
                 point.update(status=NOT_BUILT, reason=reason)
                 self.points.append(point)
                 continue
-            plan, times = timed(lambda s=s: optimizer.build_plan(workload, planner=s.planner), self.ctx.repeat)
+            plan, times = timed(lambda s=s: optimizer.build_plan(workload, planner=s.planner, statistics=stats),
+                                self.ctx.repeat)
             median = statistics.median(times)
             point.update(status=OK, times_s=[round(t, 6) for t in times], median_s=round(median, 6),
                          estimated_cost=plan.get("estimated_cost"), sharing_entries=len(plan.get("sharing", [])))

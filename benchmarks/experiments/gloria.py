@@ -23,6 +23,7 @@ from benchmarks.experiments.common import (
     make_events,
     measured_ranges,
     prepare,
+    type_statistics,
 )
 
 TITLE = "GLORIA: plan vs Greedy vs GRETA; optimizer vs NoPrune (GLORIA §8)"
@@ -34,7 +35,7 @@ REPORTED = [
     "Fig. 13: GLORIA 6x to 1.2 orders of magnitude faster than NoPrune as Kleene queries grow 10% → 60%",
     "Fig. 15: GLORIA 3x faster than Hamlet on the complex workload; Hamlet wins on the simple one",
 ]
-EXECUTORS = ["gloria", "gloria-greedy", "hamlet-dynamic", "greta", "cogra"]
+EXECUTORS = ["gloria", "gloria-greedy", "hamlet-dynamic", "auto", "greta", "cogra"]
 OPTIMIZERS = ["optimizer:gloria", "optimizer:gloria-noprune", "optimizer:gloria-greedy", "optimizer:none"]
 SPAN_MIN = 20
 
@@ -48,6 +49,7 @@ def run(ctx: Context) -> dict[str, Any]:
     rate = ctx.pick(60, 300, 600)
     events = make_events(ctx, rate * SPAN_MIN, SPAN_MIN * 60, groups=groups, group_attr=key, burst=4.0)
     ranges = measured_ranges(events)
+    stats = type_statistics(events, 60_000_000)  # the optimizer figures plan from the stream's rates
     common = {"window_powers": "1", "kleene_length": 3, "nesting": 2}
 
     fig = rec.figure(Figure("execution", "Execution, mixed workload 6:1 (Fig. 14)", "queries",
@@ -60,21 +62,21 @@ def run(ctx: Context) -> dict[str, Any]:
     fig = rec.figure(Figure("optimizer-seq", "Optimizer time, SEQ workload (Fig. 10)", "queries",
                             ctx.pick([5, 10], [40, 80, 120, 160, 200], [40, 80, 120, 160, 200]), OPTIMIZERS))
     for i, n in enumerate(fig.x):
-        rec.run_planners(fig, i, generate_workload("gloria-seq", n, ctx.seed, schema), schema)
+        rec.run_planners(fig, i, generate_workload("gloria-seq", n, ctx.seed, schema), schema, stats=stats)
 
     n_kleene = ctx.pick(10, 100, 100)
     fig = rec.figure(Figure("optimizer-kleene", f"Optimizer time, Kleene workload, {n_kleene} queries (Fig. 11)",
                             "Kleene sub-pattern length", ctx.pick([2, 4], [2, 4, 6, 8, 10], [2, 3, 4, 5, 6, 7, 8, 9, 10]), OPTIMIZERS))
     for i, length in enumerate(fig.x):
         text = generate_workload("gloria-kleene", n_kleene, ctx.seed, schema, kleene_length=length, nesting=min(2, length))
-        rec.run_planners(fig, i, text, schema, facts={"nesting": min(2, length)})
+        rec.run_planners(fig, i, text, schema, facts={"nesting": min(2, length)}, stats=stats)
 
     n_mixed = ctx.pick(10, 100, 100)
     fig = rec.figure(Figure("optimizer-mixed", f"Optimizer time, mixed workload, {n_mixed} queries (Fig. 13)",
                             "share of Kleene queries", ctx.pick([0.1, 0.4], [0.1, 0.2, 0.4, 0.6], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]), OPTIMIZERS))
     for i, share in enumerate(fig.x):
         text = generate_workload("gloria-mixed", n_mixed, ctx.seed, schema, kleene_ratio=str(share))
-        rec.run_planners(fig, i, text, schema)
+        rec.run_planners(fig, i, text, schema, stats=stats)
 
     return rec.result(
         title=TITLE,

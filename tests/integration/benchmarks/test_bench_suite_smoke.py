@@ -26,17 +26,15 @@ BUILT = {
     "sharon": {"greta", "cogra", "twostep", "optimizer:none"},
     "hamlet": {"greta", "cogra", "hamlet-static", "hamlet-dynamic", "auto", "shared-all-static", "shared-all-dynamic",
                "eval-none", "eval-hamlet", "eval-hamlet-plan"},
-    "gloria": {"greta", "cogra", "optimizer:none", "hamlet-dynamic"},
+    "gloria": {"greta", "cogra", "optimizer:none", "hamlet-dynamic", "auto", "gloria", "gloria-greedy",
+               "optimizer:gloria", "optimizer:gloria-noprune", "optimizer:gloria-greedy"},
     "weaveshare": {"greta", "cogra"},
 }
 NOT_BUILT = {
     "greta_vs_twostep": set(),
     "sharon": {"sharon", "optimizer:sharon", "optimizer:exhaustive", "optimizer:greedy"},
     "hamlet": set(),
-    "gloria": {
-        "gloria", "gloria-greedy",
-        "optimizer:gloria", "optimizer:gloria-noprune", "optimizer:gloria-greedy",
-    },
+    "gloria": set(),
     "weaveshare": {"weaveshare", "weaveshare-shared"},
 }
 
