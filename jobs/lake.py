@@ -192,6 +192,12 @@ class Lake:
             raise LakeNameError(f"workload name {workload!r} cannot name a plans folder")
         return self.inside(self.root / "plans" / workload)
 
+    def reports(self, workload: str) -> Path:
+        """Folder of a workload's replay reports (``reports/<workload>``), inside the lake root."""
+        if not workload or workload in (".", "..") or "/" in workload or os.sep in workload:
+            raise LakeNameError(f"workload name {workload!r} cannot name a reports folder")
+        return self.inside(self.root / "reports" / workload)
+
     def exists(self, table: str) -> bool:
         from deltalake import DeltaTable
 

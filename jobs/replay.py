@@ -633,6 +633,10 @@ def replay(
     )
     report.seconds = time.perf_counter() - started
     report.write_seconds = report.seconds - report.evaluate_seconds
+    # the run's report beside the plans: what explain --replay-report and the demo read
+    folder = lake.reports(workload_name(workload_path))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{run_id}.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     log.info(
         "replayed %s .. %s with plan %s: %s rows in %.1fs (read + evaluate %.1fs, write %d tables %.1fs)",
         _dt(start_us), _dt(end_us), compiled.plan_id, sum(report.rows_written.values()), report.seconds,

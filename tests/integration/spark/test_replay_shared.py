@@ -7,6 +7,7 @@ same events under the plan that shares nothing.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -68,7 +69,8 @@ def test_replay_of_a_shared_plan_equals_eval_of_each_query_alone(
     # the engine seconds measured on the executors: the group's, no query alone
     assert set(report.engine_seconds["groups"]) == {"g0"} and report.engine_seconds["groups"]["g0"] > 0
     assert report.engine_seconds["queries"] == {}
-    assert report.to_dict()["engine_seconds"]["groups"]["g0"] > 0
+    stored = json.loads((lake_copy / "reports" / workload_name(wl) / f"{report.run_id}.json").read_text())
+    assert stored == report.to_dict() and stored["engine_seconds"]["groups"]["g0"] > 0
 
     alone = optimizer.build_plan(optimizer.compile_workload(text), stream="rides")
     table = engine.table_from_events(engine.read_events(sample_lake.events))
