@@ -76,6 +76,9 @@ def _canon(qsets: list[tuple[frozenset[str], str]]) -> QSets:
 
 
 class _Builder:
+    """The pool forest of a workload (kept and cut links) and what node generation and
+    the edge weights need, memoised."""
+
     def __init__(self, wl: Workload, c: Constants) -> None:
         self.wl, self.c = wl, c
         self.kept: dict[str, list[str]] = {}
