@@ -19,7 +19,7 @@ from trendlake.optimizer.gloria.cost import Constants, plan_cost, validate
 from trendlake.optimizer.gloria.graph import Graph, Node, SearchResult
 from trendlake.optimizer.gloria.model import Query, Unit, Workload, from_entries
 from trendlake.optimizer.gloria.plan import QSet, SearchStats, TransitionPlan, WorkloadPlan
-from trendlake.optimizer.gloria.search import greedy, non_shared, optimize
+from trendlake.optimizer.gloria.search import components, greedy, non_shared, optimize
 
 __all__ = [
     "Constants",
@@ -33,6 +33,7 @@ __all__ = [
     "Unit",
     "Workload",
     "WorkloadPlan",
+    "components",
     "from_entries",
     "greedy",
     "non_shared",

@@ -97,6 +97,10 @@ class Graph:
         self.generated = self.pruned_nodes = self.edges = self.pruned_edges = 0
 
     # construction -----------------------------------------------------------------
+    def edge_prunes(self, pool: str) -> bool:
+        """Whether edge pruning applies to the edges out of ``pool`` (closed, one successor)."""
+        return self.prune and self.closed[pool] and len(self.out_pools[pool]) == 1
+
     def add_node(self, pool: str, label: Any = None, weight: float = 0.0,
                  in_edges: dict[str, Iterable[tuple[Node, float]]] | None = None,
                  start_w: float = 0.0, end_w: float = 0.0, key: Hashable = None,
@@ -115,7 +119,7 @@ class Graph:
             best_n, best_w = min(live, key=lambda nw: (nw[0].d_s + nw[1], nw[0].id))
             total += best_n.d_s + best_w
             node.best[u] = best_n.id
-            if self.prune and self.closed[u] and len(self.out_pools[u]) == 1:
+            if self.edge_prunes(u):
                 node.edges[u] = {best_n.id: best_w}
                 self.pruned_edges += len(live) - 1
             else:

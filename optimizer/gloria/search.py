@@ -33,7 +33,7 @@ only without a cut is the plan the optimum of the space above. With a cut, a pla
 costs more than sharing nothing is replaced by the plan that shares nothing.
 
 **Coarse generation**: past ``LIMIT`` candidates in a pool, the choices are made for all
-pieces of a node, and all keys, at once (docs/gloria.md).
+pieces of a node, and all keys, at once (docs/gloria.md); the plan is then inexact.
 
 **Greedy** (§8): pool by pool, the node with the least incoming weight among Reuse (the
 pieces go on with their snapshots; the queries left, per key, merged with local
@@ -76,6 +76,9 @@ def _canon(qsets: list[tuple[frozenset[str], str]]) -> QSets:
 
 
 class _Builder:
+    """The pool forest of a workload (kept and cut links) and what node generation and
+    the edge weights need, memoised."""
+
     def __init__(self, wl: Workload, c: Constants) -> None:
         self.wl, self.c = wl, c
         self.kept: dict[str, list[str]] = {}
@@ -109,6 +112,7 @@ class _Builder:
         self._lengths: dict[Any, float] = {}
         self._out: dict[tuple[str, str], tuple[str, ...]] = {}
         self._unary: dict[tuple[str, QSets], tuple[float, float, float]] = {}
+        self._qlen: dict[Any, tuple[float, float]] = {}
 
     def part_of(self, v: str) -> dict[str, str | None]:
         """Each query of ``v`` -> the kept unit it comes from (None: starts here or cut)."""
@@ -179,11 +183,17 @@ class _Builder:
         return total
 
     def lengths(self, v: str, qsets: QSets) -> tuple[float, ...]:
+        """Per Q-set: its expression's length where its queries are read next, and its
+        snapshot type's count (node pruning compares these)."""
         out: list[float] = []
         for members, snap in qsets:
-            reads = {t for q in members for t in self.out_types(v, q)}
-            out.append(max((length(self.wl, members, t, snap) for t in reads), default=0.0))
-            out.append(length(self.wl, members, "", snap))
+            key = (v, members, snap)
+            got = self._qlen.get(key)
+            if got is None:
+                reads = {t for q in members for t in self.out_types(v, q)}
+                got = self._qlen[key] = (max((length(self.wl, members, t, snap) for t in reads), default=0.0),
+                                         length(self.wl, members, "", snap))
+            out.extend(got)
         return tuple(out)
 
     def keyclasses(self, v: str, queries: list[str]) -> list[list[str]]:
@@ -303,8 +313,8 @@ def _count(wl: Workload, members: frozenset[str], label: str) -> float:
     return max(wl.by_name[q].count(label) for q in members)
 
 
-def _add(b: _Builder, g: Graph, v: str, qsets: QSets, ident: Any,
-         sources: Mapping[str, set[int]], part: Mapping[str, str | None]) -> Node | None:
+def _add(b: _Builder, g: Graph, v: str, qsets: QSets, sources: Mapping[str, set[int]],
+         commons: Mapping[str, list[str]]) -> Node | None:
     weight, start, end = b.unary(v, qsets)
     key, lengths = frozenset(m for m, _ in qsets), b.lengths(v, qsets)
     # edge weights are >= 0: the best d_s of each part's sources bounds the node's d_s
@@ -315,11 +325,27 @@ def _add(b: _Builder, g: Graph, v: str, qsets: QSets, ident: Any,
     rep_v = reps(b.wl, v, qsets)
     in_edges = {}
     for u, ids in sources.items():
-        common = [q for q, p in part.items() if p == u]
-        in_edges[u] = [(g.by_id[i], b.edge(u, v, g.by_id[i], rep_v, common)) for i in sorted(ids)]
+        common = commons[u]
+        if g.edge_prunes(u):
+            # only the least d_s + weight survives and weights are >= 0: a source whose
+            # d_s alone reaches the best so far is pruned unweighed
+            edges: list[tuple[Node, float]] = []
+            best = float("inf")
+            order = sorted((g.by_id[i] for i in ids), key=lambda n: (n.d_s, n.id))
+            for k, n_u in enumerate(order):
+                if n_u.d_s >= best:
+                    g.edges += len(order) - k
+                    g.pruned_edges += len(order) - k
+                    break
+                w = b.edge(u, v, n_u, rep_v, common)
+                edges.append((n_u, w))
+                best = min(best, n_u.d_s + w)
+            in_edges[u] = edges
+        else:
+            in_edges[u] = [(g.by_id[i], b.edge(u, v, g.by_id[i], rep_v, common)) for i in sorted(ids)]
     n = g.add_node(v, qsets, weight, in_edges, start, end, key=key, lengths=lengths)
     if n is not None:
-        b.reps[n.id] = reps(b.wl, v, qsets)
+        b.reps[n.id] = rep_v
     return n
 
 
@@ -338,8 +364,9 @@ def _build(wl: Workload, c: Constants, prune: bool) -> tuple[_Builder, Graph]:
         if prune:  # the likely best first, so that node pruning drops the others unweighed
             cands.sort(key=lambda x: sum(b.unary(v, x[0])) + sum(
                 min(g.by_id[i].d_s for i in ids) for ids in x[1].values() if ids))
+        commons = {u: [q for q, p in part.items() if p == u] for u in b.kept[v]}
         for qsets, sources in cands:
-            _add(b, g, v, qsets, qsets, sources, part)
+            _add(b, g, v, qsets, sources, commons)
         g.prune_pool(v)
     return b, g
 

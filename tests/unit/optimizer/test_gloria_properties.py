@@ -103,6 +103,11 @@ def entries_of(text: str) -> list[dict[str, Any]]:
     return [query_entry(q) for q in compile_workload(text).queries]
 
 
+def selectivity(entries: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
+    """A variable with a local predicate matches 40% of its type."""
+    return {(e["name"], v): 0.4 for e in entries for v in e["local_predicates"]}
+
+
 def check_valid(plan: Any, entries: list[dict[str, Any]]) -> None:
     by_name = {e["name"]: e for e in entries}
     covered: dict[str, list[tuple[str, str]]] = {e["name"]: [] for e in entries}
@@ -238,7 +243,7 @@ CONSTANTS = st.builds(Constants, evaluate=once.sampled_from((0.5, 1.0, 2.0)), in
 def test_plans_are_valid_and_pruning_keeps_the_optimum(case: tuple[str, dict[str, float]], c: Constants) -> None:
     text, rates = case
     entries = entries_of(text)
-    wl = from_entries(entries, rates)
+    wl = from_entries(entries, rates, selectivity(entries))
     pruned, full, greed = optimize(wl, c), optimize(wl, c, prune=False), greedy(wl, c)
     for plan in (pruned, full, greed):
         check_valid(plan, entries)
@@ -259,7 +264,8 @@ def test_plans_are_valid_and_pruning_keeps_the_optimum(case: tuple[str, dict[str
 @given(case=workloads(max_queries=4), c=CONSTANTS)
 def test_gloria_finds_the_brute_force_optimum(case: tuple[str, dict[str, float]], c: Constants) -> None:
     text, rates = case
-    wl = from_entries(entries_of(text), rates)
+    entries = entries_of(text)
+    wl = from_entries(entries, rates, selectivity(entries))
     plan = optimize(wl, c)
     best = brute_force(wl, c)
     assert plan.cost >= best - 1e-9 * max(1.0, best)
@@ -270,7 +276,8 @@ def test_gloria_finds_the_brute_force_optimum(case: tuple[str, dict[str, float]]
 
 def labels(case: tuple[str, dict[str, float]]) -> list[str]:
     text, rates = case
-    wl = from_entries(entries_of(text), rates)
+    entries = entries_of(text)
+    wl = from_entries(entries, rates, selectivity(entries))
     plan, greed = optimize(wl), greedy(wl)
     out = ["case"]
     shared = plan.shared()
@@ -312,7 +319,7 @@ def test_coarse_generation_past_the_limit_gives_valid_plans(case: tuple[str, dic
     sharing nothing, and are not claimed exact."""
     text, rates = case
     entries = entries_of(text)
-    wl = from_entries(entries, rates)
+    wl = from_entries(entries, rates, selectivity(entries))
     with mock.patch.object(search, "LIMIT", 2):
         plan = optimize(wl, c)
         coarse = sum(_build(part, c, True)[0].coarse for part in search.components(wl) if part.order)
