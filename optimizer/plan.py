@@ -10,6 +10,7 @@ from typing import Any
 from trendlake.optimizer import ast
 from trendlake.optimizer.analysis import Scope, granularity, panes_us, predicates, template
 from trendlake.optimizer.parser import canonical_tokens
+from trendlake.optimizer.statistics import Statistics
 
 FORMAT_VERSION = 2
 
@@ -74,23 +75,28 @@ def query_entry(query: ast.Query) -> dict[str, Any]:
 def build_plan(
     workload: ast.Workload,
     planner: str = "none",
-    statistics: dict[str, Any] | None = None,
+    statistics: dict[str, Any] | Statistics | None = None,
     stream: str | None = None,
 ) -> dict[str, Any]:
-    """The plan of a checked workload made by ``planner`` (see ``optimizer.planners``)."""
+    """The plan of a checked workload made by ``planner`` (see ``optimizer.planners``).
+
+    ``statistics``: a statistics document (checked here: ``OptimizerError`` naming the bad
+    field) or its ``Statistics`` view; the plan records the document."""
     from trendlake.optimizer.planners import get_planner
 
     plan_fn = get_planner(planner)
-    decision = plan_fn(workload, statistics)
+    typed = Statistics.of(statistics)
+    document = statistics.to_dict() if isinstance(statistics, Statistics) else statistics
+    decision = plan_fn(workload, typed)
     whash = workload_hash(workload.text)
     plan = {
         "format_version": FORMAT_VERSION,
         "workload_hash": whash,
-        "plan_id": f"{whash.split(':', 1)[1][:12]}-{planner}-{statistics_fingerprint(statistics)}",
+        "plan_id": f"{whash.split(':', 1)[1][:12]}-{planner}-{statistics_fingerprint(document)}",
         "planner": planner,
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "stream": stream,
-        "statistics": statistics,
+        "statistics": document,
         "estimated_cost": decision.get("estimated_cost"),
         "alternatives": decision.get("alternatives", []),
         "panes_us": panes_us(workload),

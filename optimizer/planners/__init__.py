@@ -12,8 +12,9 @@ from typing import Any
 
 from trendlake.optimizer import ast
 from trendlake.optimizer.planners import hamlet, none
+from trendlake.optimizer.statistics import Statistics
 
-Planner = Callable[[ast.Workload, "dict[str, Any] | None"], dict[str, Any]]
+Planner = Callable[[ast.Workload, "Statistics | None"], dict[str, Any]]
 
 PLANNERS: dict[str, Planner] = {
     "none": none.plan,

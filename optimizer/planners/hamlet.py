@@ -27,6 +27,7 @@ from typing import Any
 from trendlake.optimizer import ast
 from trendlake.optimizer.cost import graph_cost, hamlet_cost, rates_for, selectivity
 from trendlake.optimizer.sharing import candidates, merged_template
+from trendlake.optimizer.statistics import Statistics
 
 # Bringing a query up to date from the shared coefficients and applying one of its steps,
 # relative to one step of the single-query kernel. Set from a profile of an early version of
@@ -44,19 +45,19 @@ SNAPSHOT_COST = 4.0
 GRAPH_ENTRY_COST = 0.1
 
 
-def plan_static(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+def plan_static(workload: ast.Workload, statistics: Statistics | None = None) -> dict[str, Any]:
     """Hamlet's static baseline: groups decided once, every burst shared."""
     return _plan(workload, statistics, dynamic=False)
 
 
-def plan_dynamic(workload: ast.Workload, statistics: dict[str, Any] | None = None) -> dict[str, Any]:
+def plan_dynamic(workload: ast.Workload, statistics: Statistics | None = None) -> dict[str, Any]:
     """Hamlet: groups decided at plan time, each burst shared or split at run time."""
     return _plan(workload, statistics, dynamic=True)
 
 
 def _graph_group(
     cand: Any, members: dict[str, str], entries: dict[str, Any], rates: dict[str, Any],
-    types_of: dict[str, set[str]], dynamic: bool, statistics: dict[str, Any] | None,
+    types_of: dict[str, set[str]], dynamic: bool, statistics: Statistics | None,
 ) -> dict[str, Any] | None:
     """A group sharing the event-grained graph of ``cand.type`` when that is estimated cheaper
     (``optimizer.cost.graph_cost``; costs in graph edges per window), else None. The graph is
@@ -72,10 +73,7 @@ def _graph_group(
     snapshots = max(1.0, min(k_bursts, sum(feeding.values()) + 1.0))
     other = {q: sum(rates[q].events.get(t, 0.0) for t in types_of[q] if t != cand.type) for q in members}
     # the partitions of the stream, when the statistics were grouped by the group's partitioning
-    groups = (statistics or {}).get("groups") or {}
-    partitions = 1.0
-    if groups and list((statistics or {}).get("group_by") or []) == list(entries[next(iter(members))]["partition_by"]):
-        partitions = float((groups.get("by_type") or {}).get(cand.type) or groups.get("count") or 1)
+    partitions = statistics.partitions(entries[next(iter(members))]["partition_by"], cand.type) if statistics else 1.0
     shared, non_shared = graph_cost(k_events, snapshots, other, GRAPH_ENTRY_COST, partitions)
     if shared >= non_shared:
         return None
@@ -96,7 +94,7 @@ def _graph_group(
     }
 
 
-def _plan(workload: ast.Workload, statistics: dict[str, Any] | None, dynamic: bool) -> dict[str, Any]:
+def _plan(workload: ast.Workload, statistics: Statistics | None, dynamic: bool) -> dict[str, Any]:
     from trendlake.optimizer.plan import query_entry
 
     entries = {q.name: query_entry(q) for q in workload.queries}
