@@ -335,13 +335,13 @@ def schema_error(doc: Any) -> str | None:
 
     A valid document is recognised by jsonschema-rs; the message of an invalid one is the
     ``jsonschema`` package's best match (as ``engine.plan`` checks plans)."""
-    import jsonschema
-
     try:
         if _fast_validator().is_valid(doc):
             return None
     except (ValueError, TypeError, OverflowError):  # a value it cannot take: the full check decides
         pass
+    import jsonschema  # only for a bad document: its import costs more than checking a good one
+
     error = jsonschema.exceptions.best_match(_validator().iter_errors(doc))
     if error is None:
         return None
