@@ -438,32 +438,23 @@ def compute_stats(
     if not keep.all():
         base, ts, seq = base.filter(pa.array(keep)), ts[keep], seq[keep]
     base = base.append_column("_ts", pa.array(ts, pa.int64())).append_column("_seq", pa.array(seq, pa.int64()))
-    base = base.append_column("_pane", pa.array(_floor_div(ts, spec.pane_us), pa.int64()))
+    pane = _floor_div(ts, spec.pane_us)
     missing = [c for c in spec.attributes if c not in table.column_names]
     for c in missing:
         base = base.append_column(c, pa.nulls(base.num_rows, pa.string()))
     agg = Aggregates(panes=pane_count(start_us, end_us, spec.pane_us))
 
-    def rate_of(t: Any, keys: list[str]) -> dict[tuple[Any, ...], tuple[int, int]]:
-        per_pane = t.group_by(["type", *keys, "_pane"], use_threads=False).aggregate([([], "count_all")])
-        per_key = per_pane.group_by(["type", *keys], use_threads=False).aggregate(
-            [("count_all", "sum"), ("count_all", "max")])
-        out = {}
-        for r in per_key.to_pylist():
-            out[(r["type"], *[r[k] for k in keys])] = (r["count_all_sum"], r["count_all_max"])
-        return out
-
-    agg.rate = {k[0]: v for k, v in rate_of(base, []).items()}
+    coded = _Coded(base)
+    agg.rate = {k[0]: v for k, v in _rates_arrow(coded, pane, []).items()}
     if spec.group_by:
-        # events lacking a group attribute belong to no group: their NULL keys are left out
-        for k, v in rate_of(base, spec.group_by).items():
-            if all(x is not None for x in k[1:]):
-                agg.group_rate[(k[0], group_json(k[1:]))] = v
+        # events lacking a group attribute belong to no group
+        for k, v in _rates_arrow(coded, pane, spec.group_by).items():
+            agg.group_rate[(k[0], group_json(k[1:]))] = v
         agg.grouped_events = sum(e for e, _ in agg.group_rate.values())
         for t, _key in agg.group_rate:
             agg.groups_by_type[t] = agg.groups_by_type.get(t, 0) + 1
         agg.groups_total = len({key for _t, key in agg.group_rate})
-    agg.bursts = _bursts_arrow(base, spec.bursts)
+    agg.bursts = _bursts_arrow(base, spec.bursts, coded)
     agg.predicates = _predicates_arrow(base, spec)
     return build_rows(spec, agg)
 
@@ -475,22 +466,101 @@ def _floor_div(values: Any, by: int) -> Any:
 
 
 def _codes(column: Any) -> tuple[Any, Any, list[Any]]:
-    """``(codes, valid, values)`` of a column: equal values share an int64 code (one dictionary
-    over every chunk; ``values[code]`` is the value), ``valid`` is False where it is NULL."""
+    """``(codes, valid, values)`` of a column: equal values share a code (one dictionary over
+    every chunk; ``values[code]`` is the value; the smallest unsigned type that holds the
+    codes, so that a stable sort by them is a radix sort), ``valid`` is False where it is NULL."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(column, pa.ChunkedArray) and pa.types.is_dictionary(column.type):
+        column = column.unify_dictionaries()
     col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    encoded = col
     if pa.types.is_dictionary(col.type):
-        col = col.cast(col.type.value_type)
-    encoded = pc.dictionary_encode(col)
+        values = col.dictionary.to_pylist()
+        if len(set(values)) != len(values):  # a dictionary holding a value twice: encode anew
+            encoded = pc.dictionary_encode(col.cast(col.type.value_type))
+    else:
+        encoded = pc.dictionary_encode(col)
+    values = encoded.dictionary.to_pylist()
     valid = encoded.is_valid().to_numpy(zero_copy_only=False)
-    codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    return codes, valid, encoded.dictionary.to_pylist()
+    dtype = np.uint8 if len(values) <= 1 << 8 else np.uint16 if len(values) <= 1 << 16 else np.int64
+    codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False).astype(dtype)
+    return codes, valid, values
 
 
-def _bursts_arrow(base: Any, bursts: list[BurstSpec]) -> list[dict[str, tuple[int, int, int]]]:
+class _Coded:
+    """The columns of a table as codes (``_codes``), each made once and shared."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self._cache: dict[str, tuple[Any, Any, list[Any]]] = {}
+
+    def __call__(self, name: str) -> tuple[Any, Any, list[Any]]:
+        if name not in self._cache:
+            self._cache[name] = _codes(self.table.column(name))
+        return self._cache[name]
+
+
+DENSE_GROUPS = 1 << 20  # type x key combinations counted densely; more are renumbered
+DENSE_CELLS = 4096  # (group, pane) cells counted densely beyond 4 per row; more: only those that occur
+
+
+def _rates_arrow(coded: _Coded, pane: Any, keys: list[str]) -> dict[tuple[Any, ...], tuple[int, int]]:
+    """Events and most events in one pane per ``(type, *key values)`` (rows lacking a key are
+    left out): every row's group (type and key codes combined into one number, renumbered
+    densely when the combinations would be many) and pane counted with ``bincount``."""
+    import numpy as np
+
+    types, valid, type_names = coded("type")
+    valid = valid.copy()
+    columns = []
+    for k in keys:
+        codes, ok, values = coded(k)
+        valid &= ok
+        columns.append((codes, values))
+    rows = None if valid.all() else np.flatnonzero(valid)
+
+    def at(values: Any) -> Any:
+        return values if rows is None else values[rows]
+
+    group = at(types).astype(np.int64)
+    labels: list[tuple[Any, ...]] = [(name,) for name in type_names]
+    for codes, values in columns:
+        card = max(len(values), 1)
+        group = group * card + at(codes)
+        if len(labels) * card <= DENSE_GROUPS:
+            labels = [label + (v,) for label in labels for v in values]
+        else:  # renumber the combinations that occur
+            uniq, group = np.unique(group, return_inverse=True)
+            labels = [labels[u // card] + (values[u % card],) for u in uniq.tolist()]
+    out: dict[tuple[Any, ...], tuple[int, int]] = {}
+    if len(group) == 0:
+        return out
+    panes_of = at(pane)
+    first = int(panes_of.min())
+    span = int(panes_of.max()) - first + 1
+    if len(labels) * span <= 4 * len(group) + DENSE_CELLS:
+        counts = np.bincount(group * span + (panes_of - first), minlength=len(labels) * span).reshape(-1, span)
+        events, most = counts.sum(axis=1), counts.max(axis=1)
+        present = np.flatnonzero(events)
+    else:  # many groups x panes: only the cells that occur
+        _, pane_ids = np.unique(panes_of, return_inverse=True)
+        cells, counts = np.unique(group * (int(pane_ids.max()) + 1) + pane_ids, return_counts=True)
+        groups = cells // (int(pane_ids.max()) + 1)
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        present = groups[starts]
+        events = np.zeros(len(labels), dtype=np.int64)
+        most = np.zeros(len(labels), dtype=np.int64)
+        events[present] = np.add.reduceat(counts, starts)
+        most[present] = np.maximum.reduceat(counts, starts)
+    for g in present.tolist():
+        out[labels[g]] = (int(events[g]), int(most[g]))
+    return out
+
+
+def _bursts_arrow(base: Any, bursts: list[BurstSpec], coded: _Coded) -> list[dict[str, tuple[int, int, int]]]:
     """Every burst spec's runs (``type -> (runs, events, most)``) over the columns of ``base``.
 
     One order per distinct ``partition_by``: the rows with every key, grouped by key (equal
@@ -505,13 +575,12 @@ def _bursts_arrow(base: Any, bursts: list[BurstSpec]) -> list[dict[str, tuple[in
 
     if not bursts:
         return []
-    type_codes, type_valid, type_names = _codes(base.column("type"))
+    type_codes, type_valid, type_names = coded("type")
     code_of = {name: code for code, name in enumerate(type_names)}
     ts = base.column("_ts").to_numpy()
     seq = base.column("_seq").to_numpy()
     n_all = len(ts)
     in_order = n_all < 2 or bool(np.all((ts[1:] > ts[:-1]) | ((ts[1:] == ts[:-1]) & (seq[1:] > seq[:-1]))))
-    keys_cache: dict[str, tuple[Any, Any, list[Any]]] = {}
     out: list[dict[str, tuple[int, int, int]]] = [{} for _ in bursts]
     by_partition: dict[tuple[str, ...], list[int]] = {}
     for i, b in enumerate(bursts):
@@ -520,9 +589,7 @@ def _bursts_arrow(base: Any, bursts: list[BurstSpec]) -> list[dict[str, tuple[in
         valid = type_valid.copy()
         key_codes = []
         for k in partition_by:
-            if k not in keys_cache:
-                keys_cache[k] = _codes(base.column(k))
-            codes, ok, _ = keys_cache[k]
+            codes, ok, _ = coded(k)
             valid &= ok
             key_codes.append(codes)
         rows = np.flatnonzero(valid) if not valid.all() else np.arange(n_all)

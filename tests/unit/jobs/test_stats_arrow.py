@@ -145,6 +145,22 @@ def test_compute_stats_equals_the_definition_counted_row_by_row(
     assert compute_stats(table, SCHEMA, None, pane, group_by) == reference(table, None, group_by, pane)
 
 
+@settings(max_examples=40, deadline=None)
+@given(table=tables(), group_by=st.sampled_from([["g"], ["h", "g"]]), pane=st.sampled_from([1.0, 60.0]))
+def test_rates_counted_sparsely_equal_the_definition(table: pa.Table, group_by: list[str], pane: float) -> None:
+    """The rates' other branch (many groups or panes: combinations renumbered, only the cells
+    that occur counted), forced on small tables."""
+    from trendlake.jobs import stats
+
+    dense = (stats.DENSE_GROUPS, stats.DENSE_CELLS)
+    stats.DENSE_GROUPS, stats.DENSE_CELLS = 0, -(10**9)
+    try:
+        got = compute_stats(table, SCHEMA, None, pane, group_by)
+    finally:
+        stats.DENSE_GROUPS, stats.DENSE_CELLS = dense
+    assert got == reference(table, None, group_by, pane)
+
+
 def test_runs_are_cut_by_the_specs_own_types_and_partitions_only() -> None:
     """A hand-counted case: SEQ(A, K+) ignores B between K events; partition g splits runs."""
     events = [("K", "n"), ("B", "n"), ("K", "n"), ("K", "s"), ("A", "n"), ("K", "n"), ("K", "s"), ("C", "s"),
