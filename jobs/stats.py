@@ -628,8 +628,15 @@ class _SortedRuns:
             first[1:] |= codes[1:] != codes[:-1]
         self.partition = np.cumsum(first)
         self.types = types
-        self.words = [(np.uint64(1) << (types - w).astype(np.uint64)) * ((types >= w) & (types < w + 64))
-                      for w in range(0, type_count, 64)]
+        # one bit per type, in the narrowest unsigned words that hold them (64 types a word)
+        width = next(b for b in (8, 16, 32, 64) if type_count <= b or b == 64)
+        dtype = np.dtype(f"uint{width}")
+        self.width = width
+        if type_count <= width:
+            self.words = [np.left_shift(np.ones(1, dtype), types.astype(dtype))]
+        else:
+            self.words = [np.left_shift(np.ones(1, dtype), (types - w).astype(dtype)) * ((types >= w) & (types < w + 64))
+                          for w in range(0, type_count, 64)]
         self.rows: dict[int, Any] = {}
         self._gaps: dict[int, tuple[Any, list[Any]]] = {}
 
@@ -663,7 +670,7 @@ class _SortedRuns:
                 if w * 64 <= y < w * 64 + 64:
                     mask |= 1 << (y - w * 64)
             if mask:
-                new[1:] |= (bits & np.uint64(mask)) != 0
+                new[1:] |= (bits & bits.dtype.type(mask)) != 0
         starts = np.flatnonzero(new)
         return np.diff(np.append(starts, m))
 

@@ -81,8 +81,9 @@ def tables(draw: st.DrawFn) -> pa.Table:
     return pa.table({k: pa.array(v, types[k]) for k, v in data.items()})
 
 
-def reference(table: pa.Table, workload: Any, group_by: list[str], pane_seconds: float) -> list[dict[str, Any]]:
-    spec = make_spec(SCHEMA, workload, pane_seconds, group_by)
+def reference(table: pa.Table, workload: Any, group_by: list[str], pane_seconds: float,
+              schema: dict[str, Any] = SCHEMA) -> list[dict[str, Any]]:
+    spec = make_spec(schema, workload, pane_seconds, group_by)
     rows = table.to_pylist()
     for i, r in enumerate(rows):
         r.setdefault("seq", i)
@@ -159,6 +160,22 @@ def test_rates_counted_sparsely_equal_the_definition(table: pa.Table, group_by: 
     finally:
         stats.DENSE_GROUPS, stats.DENSE_CELLS = dense
     assert got == reference(table, None, group_by, pane)
+
+
+def test_more_event_types_than_one_bit_word_holds() -> None:
+    """70 event types: the types between two rows of a type span two 64-bit words."""
+    import random
+
+    rng = random.Random(5)
+    names = [f"T{i}" for i in range(70)]
+    schema = {**SCHEMA, "event_types": names}
+    n = 3000
+    types = [rng.choice(names[:3] + names[60:]) if rng.random() < 0.7 else rng.choice(names) for _ in range(n)]
+    table = pa.table({"type": types, "ts": pa.array(sorted(rng.randrange(600) * 1_000_000 for _ in range(n))),
+                      "x": pa.array([1] * n, pa.int64()), "y": pa.array([1.0] * n),
+                      "g": [rng.choice(["n", "s", None]) for _ in range(n)], "h": pa.array([0] * n, pa.int64())})
+    for group_by in ([], ["g"]):
+        assert compute_stats(table, schema, None, 60.0, group_by) == reference(table, None, group_by, 60.0, schema)
 
 
 def test_runs_are_cut_by_the_specs_own_types_and_partitions_only() -> None:
