@@ -12,13 +12,15 @@ type-grained queries of the issue's shape, ``SEQ(Ti, Trade+)``, ``SEQ(Ti, Trade+
 - ``typed_read``: the file read as ``trendlake plan --events`` reads it
   (``jobs.eval_cmd.read_event_file`` with the stream schema: every column typed and checked);
 - ``statistics``: the statistics of that table (``jobs.eval_cmd.file_statistics``);
+- ``compile``: the workload parsed and checked (``optimizer.compile_workload``);
 - ``search``: the ``hamlet`` plan of the compiled workload from those statistics
   (``optimizer.build_plan``, the statistics checked against their schema included);
 - ``plan``: all of ``trendlake plan --planner hamlet --events F --stream stocks`` but the
   process start and the output (``jobs.eval_cmd.compile_plan`` with ``planning_statistics``).
 
 Goals (issue "Statistics and planning at the speed of a scan"): ``statistics / read <= 2``
-and ``plan - (typed_read + statistics) <= 1 s``. Results go to
+and planning beyond the statistics ``<= 1 s``, both as ``plan - (typed_read + statistics)``
+and as ``compile + search`` (the first is a difference of medians, noisy on a busy machine). Results go to
 ``benchmarks/results/stats_bench.json`` with the command.
 
     python -m benchmarks.stats_bench [--events 1000000] [--queries 100] [--repeat 5]
@@ -125,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                 "read": lambda p=path: pyarrow_read(p),
                 "typed_read": lambda p=path: read_event_file(p, schema),
                 "statistics": lambda t=table: file_statistics(t, workload, STREAM),
+                "compile": lambda: optimizer.compile_workload(wl_path.read_text(), stream_schema=schema,
+                                                              path=str(wl_path)),
                 "search": lambda s=stats: optimizer.build_plan(workload, planner="hamlet", statistics=s),
                 "plan": lambda n=ns: compile_plan(wl_path, STREAM, "hamlet", planning_statistics(n))[0],
             }
@@ -139,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             plan = outs["plan"]
             assert plan["statistics"] == stats, "the plan's statistics differ from the file's"
             beyond = med["plan"] - med["typed_read"] - med["statistics"]
+            direct = med["compile"] + med["search"]
             ratio = med["statistics"] / med["read"]
             end_to_end = (med["typed_read"] + med["statistics"]) / med["read"]
             report["formats"][fmt] = {
@@ -146,13 +151,16 @@ def main(argv: list[str] | None = None) -> int:
                 "statistics_to_read": ratio,
                 "typed_read_plus_statistics_to_read": end_to_end,
                 "plan_beyond_statistics_seconds": beyond,
+                "compile_plus_search_seconds": direct,
                 "sharing_groups": len(plan["sharing"]), "estimated_cost": plan["estimated_cost"],
-                "goals": {"statistics_to_read <= 2": ratio <= 2.0, "plan_beyond_statistics <= 1 s": beyond <= 1.0},
+                "goals": {"statistics_to_read <= 2": ratio <= 2.0,
+                          "plan_beyond_statistics <= 1 s": max(beyond, direct) <= 1.0},
             }
             print(f"{fmt} ({path.stat().st_size / 2**20:.1f} MiB, {args.events} events, {args.queries} queries): "
                   f"read {med['read']:.3f}s | typed read {med['typed_read']:.3f}s | statistics {med['statistics']:.3f}s"
-                  f" = {ratio:.2f}x read (typed read + statistics {end_to_end:.2f}x) | search {med['search']:.3f}s |"
-                  f" plan {med['plan']:.3f}s = statistics + {beyond:.3f}s; {len(plan['sharing'])} groups",
+                  f" = {ratio:.2f}x read (typed read + statistics {end_to_end:.2f}x) | compile {med['compile']:.3f}s"
+                  f" + search {med['search']:.3f}s | plan {med['plan']:.3f}s = typed read + statistics +"
+                  f" {beyond:.3f}s; {len(plan['sharing'])} groups",
                   file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "stats_bench.json"
