@@ -1,5 +1,9 @@
 """Planner registry: ``PLANNERS[name](workload, statistics) -> dict``.
 
+``statistics`` is the checked view ``optimizer.statistics.Statistics`` (or None): planners
+read it through its accessors (``events_per_window``, ``mean_burst``, ``steps_per_window``,
+``selectivity_of``, ``partitions``; ``optimizer.cost.rates_for``), never the document.
+
 A planner returns ``{"sharing": [...], "estimated_cost": number | None,
 "alternatives": [{"planner", "estimated_cost"}, ...]}``; ``build_plan`` puts
 these into the plan next to the per-query entries.
