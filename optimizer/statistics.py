@@ -51,7 +51,7 @@ def _frozen(d: Mapping[str, Any]) -> Mapping[str, Any]:
 def _pick(obj: Any, keys: tuple[str, ...], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The document of a view: its present keys in their order, nested views as documents."""
     out: dict[str, Any] = {}
-    for k in obj._keys:
+    for k in keys:
         value = extra[k] if extra and k in extra else getattr(obj, k)
         out[k] = list(value) if isinstance(value, tuple) else value
     return out
