@@ -125,7 +125,7 @@ def compile_plan(
 ) -> tuple[dict[str, Any], str]:
     """Parse, check and plan a workload file; returns (plan, workload hash).
 
-    ``statistics``: a statistics dict, or a callable ``(workload) -> dict`` run
+    ``statistics``: a statistics document or ``Statistics``, or a callable ``(workload) -> either`` run
     only when the planner is not ``none`` (computing them costs a pass over the events)."""
     from trendlake import optimizer
 
@@ -142,8 +142,10 @@ def compile_plan(
 
 def planning_statistics(args: argparse.Namespace, table_of: Any = None) -> Any:
     """What the planner reads: ``--assume-uniform``, ``--stats``, or a callable computing
-    them from an event file (``--events``, or the evaluated file ``table_of()``)."""
+    them from an event file (``--events``, or the evaluated file ``table_of()``), as a checked
+    ``Statistics`` view: a bad ``--stats`` document is an ``OptimizerError`` naming the field."""
     from trendlake.optimizer.errors import OptimizerError
+    from trendlake.optimizer.statistics import Statistics, schema_error
 
     # eval passes ``table_of`` (its --events is the evaluated file); plan's --events is a
     # statistics source
@@ -151,9 +153,7 @@ def planning_statistics(args: argparse.Namespace, table_of: Any = None) -> Any:
     if args.assume_uniform:
         if args.stats is not None or stats_file is not None:
             raise OptimizerError("--assume-uniform plans without statistics: drop --stats / --events")
-        from trendlake.optimizer.cost import UNIFORM
-
-        return dict(UNIFORM)
+        return Statistics.uniform()
     if args.stats is not None:
         try:
             data = json.loads(args.stats.read_text(encoding="utf-8"))
@@ -165,11 +165,15 @@ def planning_statistics(args: argparse.Namespace, table_of: Any = None) -> Any:
             data = data["statistics"]  # a plan: reuse the statistics it was made from
         if not isinstance(data, dict) or "types" not in data and data.get("assumption") is None:
             raise OptimizerError(f"--stats {args.stats}: not statistics (no 'types'); see docs/lake.md §stats")
-        return data
+        problem = schema_error(data)
+        if problem is not None:
+            raise OptimizerError(f"--stats {args.stats}: not statistics: {problem}; see docs/lake.md §stats")
+        return Statistics.from_dict(data)
     if stats_file is not None:
-        return lambda workload: file_statistics(read_event_file(stats_file, _schema(args.stream)), workload, args.stream)
+        return lambda workload: Statistics.from_dict(
+            file_statistics(read_event_file(stats_file, _schema(args.stream)), workload, args.stream))
     if table_of is not None:
-        return lambda workload: file_statistics(table_of(), workload, args.stream)
+        return lambda workload: Statistics.from_dict(file_statistics(table_of(), workload, args.stream))
     return None
 
 

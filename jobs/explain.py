@@ -119,13 +119,14 @@ def measured_text(raw: dict[str, Any], report: dict[str, Any]) -> str:
     per query run alone, its share of the plan's estimated cost and of the measured time, and
     the non-shared plan's time at the measured seconds per estimated step."""
     from trendlake.optimizer.cost import alone_costs
+    from trendlake.optimizer.statistics import Statistics
 
     spent = report["engine_seconds"]
     groups, queries = spent.get("groups") or {}, spent.get("queries") or {}
     lines = [f"estimate against measured (replay run {report.get('run_id', '?')}, plan {report.get('plan_id', '?')}):"]
     if report.get("plan_id") != raw.get("plan_id"):
         lines.append(f"  the report is of plan {report.get('plan_id')}, not this one: figures may not match")
-    statistics = raw.get("statistics")
+    statistics = Statistics.of(raw.get("statistics"))
     if statistics is None:
         lines.append("  the plan has no statistics, hence no estimates; measured engine seconds only:")
     entries = {q["name"]: q for q in raw["queries"]}

@@ -24,10 +24,13 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trendlake.jobs.errors import BadInputError
 from trendlake.jobs.lake import LakeError
+
+if TYPE_CHECKING:
+    from trendlake.optimizer.statistics import Statistics
 
 log = logging.getLogger("trendlake.optimize")
 
@@ -71,7 +74,7 @@ def optimize(
     workload_path: str | Path,
     *,
     stream: str | None = None,
-    statistics: dict[str, Any] | None = None,
+    statistics: dict[str, Any] | Statistics | None = None,
     planner: str = "auto",
 ) -> PlanRef:
     """Compile the workload, plan it with ``planner`` and make that plan current.
@@ -234,11 +237,21 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def latest_statistics(lake_root: str | Path, stream: str) -> dict[str, Any] | None:
-    """The newest statistics snapshot of ``stats.<stream>`` as plain data, or None."""
+def latest_statistics(lake_root: str | Path, stream: str) -> Statistics | None:
+    """The newest statistics snapshot of ``stats.<stream>``, checked, or None; an
+    ``OptimizerError`` naming the run's bad field when it breaks the statistics schema."""
+    from trendlake.optimizer.errors import OptimizerError
+    from trendlake.optimizer.statistics import Statistics, schema_error
+
     try:
         from trendlake.jobs import stats
     except ImportError:
         return None
     reader = getattr(stats, "latest_statistics", None)
-    return reader(lake_root, stream) if reader else None
+    newest = reader(lake_root, stream) if reader else None
+    if newest is None:
+        return None
+    problem = schema_error(newest)
+    if problem is not None:
+        raise OptimizerError(f"stats/{stream} (newest run): not statistics: {problem}; see docs/lake.md §stats")
+    return Statistics.from_dict(newest)

@@ -40,7 +40,13 @@ Statistics (one row each, ``kind`` says which; docs/lake.md has the table):
     local predicate (``predicate`` = its text; ``ALL`` = every conjunct and
     every required attribute, exactly the engine's match test): the fraction
     ``value`` = ``matched`` / ``events`` of the variable's type that satisfy
-    it (null without events). Evaluated by ``engine.expr`` in both paths.
+    it (null without events). Evaluated with the engine's one expression semantics:
+    ``engine.expr`` row by row in Spark, ``engine.expr.vector`` (exact, else row by row) in
+    the Arrow path, each distinct conjunct of a type once for all queries.
+
+The Arrow path is one columnar pass plus per-spec work over the sorted columns: rates by
+Arrow group-bys, the runs of every burst spec from one sort per partitioning (see
+``_bursts_arrow``), predicates per type and distinct conjunct.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -244,7 +250,8 @@ def expr_text(expr: dict[str, Any]) -> str:
 class PredicateCounter:
     """Counts events of each spec's type and how many satisfy each conjunct / all of them.
 
-    The one evaluation both paths use (``engine.expr``, missing values as None).
+    The row-by-row evaluation (``engine.expr``, missing values as None) the Spark path runs;
+    the Arrow path counts the same with ``_predicates_arrow``.
     Keys: ``(spec index, conjunct index)``, conjunct -1 = ALL.
     """
 
@@ -417,7 +424,6 @@ def compute_stats(
     """
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     spec = make_spec(stream_schema, workload, pane_seconds, group_by)
     table = arrow_table
@@ -428,39 +434,28 @@ def compute_stats(
     end_us = _us(end) if end is not None else (int(ts.max()) + 1 if len(ts) else 0)
     keep = (ts >= start_us) & (ts < end_us)
     cols = ["type", *[c for c in spec.attributes if c in table.column_names]]
-    base = table.select(cols).filter(pa.array(keep))
-    base = base.append_column("_ts", pa.array(ts[keep], pa.int64())).append_column("_seq", pa.array(seq[keep], pa.int64()))
-    base = base.append_column("_pane", pa.array(_floor_div(ts[keep], spec.pane_us), pa.int64()))
+    base = table.select(cols)
+    if not keep.all():
+        base, ts, seq = base.filter(pa.array(keep)), ts[keep], seq[keep]
+    base = base.append_column("_ts", pa.array(ts, pa.int64())).append_column("_seq", pa.array(seq, pa.int64()))
+    pane = _floor_div(ts, spec.pane_us)
     missing = [c for c in spec.attributes if c not in table.column_names]
     for c in missing:
         base = base.append_column(c, pa.nulls(base.num_rows, pa.string()))
     agg = Aggregates(panes=pane_count(start_us, end_us, spec.pane_us))
 
-    def rate_of(t: Any, keys: list[str]) -> dict[tuple[Any, ...], tuple[int, int]]:
-        per_pane = t.group_by(["type", *keys, "_pane"], use_threads=False).aggregate([([], "count_all")])
-        per_key = per_pane.group_by(["type", *keys], use_threads=False).aggregate(
-            [("count_all", "sum"), ("count_all", "max")])
-        out = {}
-        for r in per_key.to_pylist():
-            out[(r["type"], *[r[k] for k in keys])] = (r["count_all_sum"], r["count_all_max"])
-        return out
-
-    agg.rate = {k[0]: v for k, v in rate_of(base, []).items()}
+    coded = _Coded(base)
+    agg.rate = {k[0]: v for k, v in _rates_arrow(coded, pane, []).items()}
     if spec.group_by:
-        grouped = _drop_null_keys(base, spec.group_by)
-        for k, v in rate_of(grouped, spec.group_by).items():
+        # events lacking a group attribute belong to no group
+        for k, v in _rates_arrow(coded, pane, spec.group_by).items():
             agg.group_rate[(k[0], group_json(k[1:]))] = v
-        agg.grouped_events = grouped.num_rows
+        agg.grouped_events = sum(e for e, _ in agg.group_rate.values())
         for t, _key in agg.group_rate:
             agg.groups_by_type[t] = agg.groups_by_type.get(t, 0) + 1
         agg.groups_total = len({key for _t, key in agg.group_rate})
-    for b in spec.bursts:
-        agg.bursts.append(_bursts_arrow(base, b))
-    counter = PredicateCounter(spec.predicates)
-    if spec.predicates:
-        wanted = base.filter(pc.is_in(base.column("type"), pa.array(counter.types, pa.string())))
-        counter.add(wanted.select(list(dict.fromkeys(["type", *spec.attributes]))).to_pylist())
-    agg.predicates = counter.counts()
+    agg.bursts = _bursts_arrow(base, spec.bursts, coded)
+    agg.predicates = _predicates_arrow(base, spec)
     return build_rows(spec, agg)
 
 
@@ -470,40 +465,301 @@ def _floor_div(values: Any, by: int) -> Any:
     return np.floor_divide(values, np.int64(by))
 
 
-def _drop_null_keys(table: Any, keys: list[str]) -> Any:
-    import pyarrow.compute as pc
-
-    for k in keys:
-        table = table.filter(pc.is_valid(table.column(k)))
-    return table
-
-
-def _bursts_arrow(base: Any, b: BurstSpec) -> dict[str, tuple[int, int, int]]:
+def _codes(column: Any) -> tuple[Any, Any, list[Any]]:
+    """``(codes, valid, values)`` of a column: equal values share a code (one dictionary over
+    every chunk; ``values[code]`` is the value; the smallest unsigned type that holds the
+    codes, so that a stable sort by them is a radix sort), ``valid`` is False where it is NULL."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    keys = list(b.partition_by)
-    t = base.filter(pc.is_in(base.column("type"), pa.array(list(b.types), pa.string())))
-    t = _drop_null_keys(t, keys)
-    if t.num_rows == 0:
-        return {}
-    t = t.sort_by([(k, "ascending") for k in keys] + [("_ts", "ascending"), ("_seq", "ascending")])
-    n = t.num_rows
-    new = np.ones(n, dtype=bool)
-    same = np.ones(n - 1, dtype=bool)
-    for c in ["type", *keys]:
-        col = t.column(c)
-        same &= pc.equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False).astype(bool)
-    new[1:] = ~same
-    starts = np.flatnonzero(new)
-    lengths = np.diff(np.append(starts, n))
-    types = np.array(t.column("type").to_pylist(), dtype=object)[starts]
-    out: dict[str, tuple[int, int, int]] = {}
-    for typ in sorted(set(types)):
-        ls = lengths[types == typ]
-        out[typ] = (int(len(ls)), int(ls.sum()), int(ls.max()))
+    if isinstance(column, pa.ChunkedArray) and pa.types.is_dictionary(column.type):
+        column = column.unify_dictionaries()
+    col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    encoded = col
+    if pa.types.is_dictionary(col.type):
+        values = col.dictionary.to_pylist()
+        if len(set(values)) != len(values):  # a dictionary holding a value twice: encode anew
+            encoded = pc.dictionary_encode(col.cast(col.type.value_type))
+    else:
+        encoded = pc.dictionary_encode(col)
+    values = encoded.dictionary.to_pylist()
+    valid = encoded.is_valid().to_numpy(zero_copy_only=False)
+    dtype = np.uint8 if len(values) <= 1 << 8 else np.uint16 if len(values) <= 1 << 16 else np.int64
+    codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False).astype(dtype)
+    return codes, valid, values
+
+
+class _Coded:
+    """The columns of a table as codes (``_codes``), each made once and shared."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self._cache: dict[str, tuple[Any, Any, list[Any]]] = {}
+
+    def __call__(self, name: str) -> tuple[Any, Any, list[Any]]:
+        if name not in self._cache:
+            self._cache[name] = _codes(self.table.column(name))
+        return self._cache[name]
+
+
+DENSE_GROUPS = 1 << 20  # type x key combinations counted densely; more are renumbered
+DENSE_CELLS = 4096  # (group, pane) cells counted densely beyond 4 per row; more: only those that occur
+
+
+def _rates_arrow(coded: _Coded, pane: Any, keys: list[str]) -> dict[tuple[Any, ...], tuple[int, int]]:
+    """Events and most events in one pane per ``(type, *key values)`` (rows lacking a key are
+    left out): every row's group (type and key codes combined into one number, renumbered
+    densely when the combinations would be many) and pane counted with ``bincount``."""
+    import numpy as np
+
+    types, valid, type_names = coded("type")
+    valid = valid.copy()
+    columns = []
+    for k in keys:
+        codes, ok, values = coded(k)
+        valid &= ok
+        columns.append((codes, values))
+    rows = None if valid.all() else np.flatnonzero(valid)
+
+    def at(values: Any) -> Any:
+        return values if rows is None else values[rows]
+
+    group = at(types).astype(np.int64)
+    labels: list[tuple[Any, ...]] = [(name,) for name in type_names]
+    for codes, values in columns:
+        card = max(len(values), 1)
+        group = group * card + at(codes)
+        if len(labels) * card <= DENSE_GROUPS:
+            labels = [label + (v,) for label in labels for v in values]
+        else:  # renumber the combinations that occur
+            uniq, group = np.unique(group, return_inverse=True)
+            labels = [labels[u // card] + (values[u % card],) for u in uniq.tolist()]
+    out: dict[tuple[Any, ...], tuple[int, int]] = {}
+    if len(group) == 0:
+        return out
+    panes_of = at(pane)
+    first = int(panes_of.min())
+    span = int(panes_of.max()) - first + 1
+    if len(labels) * span <= 4 * len(group) + DENSE_CELLS:
+        counts = np.bincount(group * span + (panes_of - first), minlength=len(labels) * span).reshape(-1, span)
+        events, most = counts.sum(axis=1), counts.max(axis=1)
+        present = np.flatnonzero(events)
+    else:  # many groups x panes: only the cells that occur
+        _, pane_ids = np.unique(panes_of, return_inverse=True)
+        cells, counts = np.unique(group * (int(pane_ids.max()) + 1) + pane_ids, return_counts=True)
+        groups = cells // (int(pane_ids.max()) + 1)
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        present = groups[starts]
+        events = np.zeros(len(labels), dtype=np.int64)
+        most = np.zeros(len(labels), dtype=np.int64)
+        events[present] = np.add.reduceat(counts, starts)
+        most[present] = np.maximum.reduceat(counts, starts)
+    for g in present.tolist():
+        out[labels[g]] = (int(events[g]), int(most[g]))
     return out
+
+
+def _bursts_arrow(base: Any, bursts: list[BurstSpec], coded: _Coded) -> list[dict[str, tuple[int, int, int]]]:
+    """Every burst spec's runs (``type -> (runs, events, most)``) over the columns of ``base``.
+
+    One order per distinct ``partition_by``: the rows with every key, grouped by key (equal
+    values share a code) and within a key in ``(_ts, _seq)`` order (a stable sort by the keys'
+    codes when the rows already are in that order, the usual case). In that order, the rows
+    of type ``x`` (positions ``r_0 < r_1 < ...``) form runs for a spec with types ``S``: ``r_j``
+    continues the run of ``r_{j-1}`` when both are in one partition and no row of another type
+    of ``S`` lies between them, i.e. when the last row of each such type before ``r_j`` is
+    before ``r_{j-1}``. Those last positions are computed once per type and order, and shared
+    by every spec: a spec costs a few vectorized passes over the rows of its own types."""
+    import numpy as np
+
+    if not bursts:
+        return []
+    type_codes, type_valid, type_names = coded("type")
+    code_of = {name: code for code, name in enumerate(type_names)}
+    ts = base.column("_ts").to_numpy()
+    seq = base.column("_seq").to_numpy()
+    n_all = len(ts)
+    in_order = n_all < 2 or bool(np.all((ts[1:] > ts[:-1]) | ((ts[1:] == ts[:-1]) & (seq[1:] > seq[:-1]))))
+    out: list[dict[str, tuple[int, int, int]]] = [{} for _ in bursts]
+    by_partition: dict[tuple[str, ...], list[int]] = {}
+    for i, b in enumerate(bursts):
+        by_partition.setdefault(b.partition_by, []).append(i)
+    for partition_by, specs in by_partition.items():
+        valid = type_valid.copy()
+        key_codes = []
+        for k in partition_by:
+            codes, ok, _ = coded(k)
+            valid &= ok
+            key_codes.append(codes)
+        rows = np.flatnonzero(valid) if not valid.all() else np.arange(n_all)
+        if len(rows) == 0:
+            continue
+        if not in_order:
+            rows = rows[np.lexsort([seq[rows], ts[rows]])]
+        for codes in reversed(key_codes):  # least significant key first: stable sorts keep the rest
+            rows = rows[np.argsort(codes[rows], kind="stable")]
+        runs = _SortedRuns(type_codes[rows], [codes[rows] for codes in key_codes], len(type_names))
+        for i in specs:
+            wanted = [code_of[t] for t in bursts[i].types if t in code_of]
+            for x in wanted:
+                lengths = runs.lengths(x, [y for y in wanted if y != x])
+                if len(lengths):
+                    out[i][type_names[x]] = (int(len(lengths)), int(lengths.sum()), int(lengths.max()))
+    return out
+
+
+class _SortedRuns:
+    """Runs of one type among a set of types, over rows sorted by partition then time.
+
+    Per type ``x`` (positions ``r_0 < r_1 < ...``), computed once and shared by every spec:
+    whether ``r_j`` starts another partition than ``r_{j-1}``, and the set of types of the
+    rows between them, as a bit set (``bitwise_or.reduceat`` of one bit per type, 64 types a
+    word). ``r_j`` continues the run when neither the partition changes nor a type of the
+    spec other than ``x`` is in the gap."""
+
+    def __init__(self, types: Any, keys: list[Any], type_count: int) -> None:
+        import numpy as np
+
+        n = len(types)
+        first = np.zeros(n, dtype=bool)
+        first[0] = True
+        for codes in keys:
+            first[1:] |= codes[1:] != codes[:-1]
+        self.partition = np.cumsum(first)
+        self.types = types
+        # one bit per type, in the narrowest unsigned words that hold them (64 types a word)
+        width = next(b for b in (8, 16, 32, 64) if type_count <= b or b == 64)
+        dtype = np.dtype(f"uint{width}")
+        self.width = width
+        if type_count <= width:
+            self.words = [np.left_shift(np.ones(1, dtype), types.astype(dtype))]
+        else:
+            self.words = [np.left_shift(np.ones(1, dtype), (types - w).astype(dtype)) * ((types >= w) & (types < w + 64))
+                          for w in range(0, type_count, 64)]
+        self.rows: dict[int, Any] = {}
+        self._gaps: dict[int, tuple[Any, list[Any]]] = {}
+
+    def _gap(self, x: int) -> tuple[Any, Any, list[Any]]:
+        """The rows of ``x``; per row after the first, whether it starts a partition, and the
+        types between it and the row before, per word."""
+        import numpy as np
+
+        if x not in self._gaps:
+            rx = np.flatnonzero(self.types == x)
+            self.rows[x] = rx
+            cross = self.partition[rx[1:]] != self.partition[rx[:-1]] if len(rx) else rx
+            between = [np.bitwise_or.reduceat(w, rx)[:-1] if len(rx) else rx for w in self.words]
+            self._gaps[x] = (cross, between)
+        cross, between = self._gaps[x]
+        return self.rows[x], cross, between
+
+    def lengths(self, x: int, others: list[int]) -> Any:
+        """The lengths of the runs of type ``x`` that no row of a type of ``others`` interrupts."""
+        import numpy as np
+
+        rx, cross, between = self._gap(x)
+        m = len(rx)
+        if m == 0:
+            return rx
+        new = np.ones(m, dtype=bool)
+        new[1:] = cross
+        for w, bits in enumerate(between):
+            mask = 0
+            for y in others:
+                if w * 64 <= y < w * 64 + 64:
+                    mask |= 1 << (y - w * 64)
+            if mask:
+                new[1:] |= (bits & bits.dtype.type(mask)) != 0
+        starts = np.flatnonzero(new)
+        return np.diff(np.append(starts, m))
+
+
+class _LazyColumns(Mapping):
+    """Attribute columns of a table as the vectorized evaluator reads them
+    (``engine.columns.Columns.array``), converted on first use."""
+
+    def __init__(self, cols: Any, names: list[str]) -> None:
+        self.cols, self.names = cols, names
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.names:
+            raise KeyError(name)
+        return self.cols.array(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def _predicates_arrow(base: Any, spec: Spec) -> list[tuple[int, int, int, int]]:
+    """``PredicateCounter``'s counts over the columns of ``base``, vectorized: per event type,
+    its rows are taken once and each distinct conjunct evaluated once for every query that has
+    it (``engine.expr.vector``, the engine's own evaluator; a conjunct numpy cannot evaluate
+    exactly falls back to ``engine.expr``'s, row by row, as the engine does)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    counter = PredicateCounter(spec.predicates)
+    for t, checks in counter.by_type.items():
+        sub = base.filter(pc.equal(base.column("type"), pa.scalar(t, pa.string())))
+        masks = _ConjunctMasks(sub, [spec.predicates[i] for i, _, _ in checks])
+        for i, _parts, _both in checks:
+            p = spec.predicates[i]
+            both = masks.present(p.required)
+            for c, expr in enumerate(p.exprs):
+                mask = masks.of(expr)
+                both = both & mask
+                counter.events[(i, c)] = masks.n
+                counter.matched[(i, c)] = int(mask.sum())
+            counter.events[(i, -1)] = masks.n
+            counter.matched[(i, -1)] = int(both.sum())
+    return counter.counts()
+
+
+class _ConjunctMasks:
+    """Which rows of a table of one event type satisfy a conjunct (``of``) or hold every
+    required attribute (``present``), each distinct conjunct evaluated once."""
+
+    def __init__(self, sub: Any, specs: list[PredicateSpec]) -> None:
+        import pyarrow as pa
+        from trendlake.engine.columns import Columns
+
+        self.sub, self.n = sub, sub.num_rows
+        self.names = list(dict.fromkeys(a for p in specs for a in [*p.required, *sorted(attributes(p.exprs))]))
+        self.cols = Columns(pa.table({"type": sub.column("type"), "ts": sub.column("_ts"),
+                                      **{a: sub.column(a) for a in self.names}}))
+        self.attrs = _LazyColumns(self.cols, self.names)
+        self.cache: dict[str, Any] = {a: num for a in self.names if (num := self.cols.numeric(a)) is not None}
+        self.masks: dict[str, Any] = {}
+        self.rows: list[dict[str, Any]] | None = None
+
+    def present(self, names: list[str]) -> Any:
+        import numpy as np
+
+        mask = np.ones(self.n, dtype=bool)
+        for name in names:
+            mask &= self.cols.present(name)
+        return mask
+
+    def of(self, expr: dict[str, Any]) -> Any:
+        import numpy as np
+        from trendlake.engine.events import _clean
+        from trendlake.engine.expr import compile_value
+        from trendlake.engine.expr.vector import NoVector, vec_predicate
+
+        key = json.dumps(expr, sort_keys=True)
+        if key not in self.masks:
+            try:
+                self.masks[key] = vec_predicate(expr, self.attrs, self.cache, self.n)
+            except NoVector:
+                if self.rows is None:
+                    self.rows = [{k: _clean(v) for k, v in r.items()} for r in self.sub.select(self.names).to_pylist()]
+                part = compile_value(expr)
+                self.masks[key] = np.fromiter((part(r, None) is True for r in self.rows), dtype=bool, count=self.n)
+        return self.masks[key]
 
 
 def _us(value: Any) -> int:

@@ -4,12 +4,14 @@ Costs are in *steps* per window and partition: the engine's type-grained
 executor does one step per burst of a type (a maximal run of events of one
 type with no other event of the query in between), so a type ``t`` costs
 ``events_t / mean burst_t`` steps per window, where ``events_t`` is its rate
-per pane times the panes per window (``statistics["types"]``,
-``statistics["bursts"]``, docs/lake.md §stats).
+per pane times the panes per window (``Statistics.events_per_window``,
+``Statistics.mean_burst``; the document in docs/lake.md, "The statistics
+document").
 
-``assume-uniform`` statistics (``{"assumption": "uniform"}``, recorded in the
-plan) give every type one event per window in bursts of one: the planner
-then decides from the workload's shape alone, and says so.
+``assume-uniform`` statistics (``Statistics.uniform()``, recorded in the
+plan as ``{"assumption": "uniform"}``) give every type one event per window
+in bursts of one: the planner then decides from the workload's shape alone,
+and says so.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trendlake.optimizer.errors import OptimizerError
+from trendlake.optimizer.statistics import DEFAULT_SELECTIVITY, Statistics
 
 __all__ = [
     "GRAPH_ENTRY_COST",
@@ -33,7 +36,7 @@ __all__ = [
     "selectivity",
 ]
 
-UNIFORM = {"assumption": "uniform"}
+UNIFORM = Statistics.uniform().to_dict()  # the document of the uniform assumption
 
 # Bringing a query up to date from the shared coefficients and applying one of its steps,
 # relative to one step of the single-query kernel (the ``c`` of ``hamlet_cost``; a group
@@ -58,7 +61,7 @@ class Rates:
         return self.steps.get(t, 0.0)
 
 
-def rates_for(statistics: dict[str, Any] | None, within_us: int, types: set[str], query: str | None = None) -> Rates:
+def rates_for(statistics: Statistics | None, within_us: int, types: set[str], query: str | None = None) -> Rates:
     """Events and steps per window of ``types`` from ``statistics``; an OptimizerError without any."""
     if statistics is None:
         raise OptimizerError(
@@ -66,31 +69,17 @@ def rates_for(statistics: dict[str, Any] | None, within_us: int, types: set[str]
             "--events FILE; to optimize, run `trendlake stats` first), or plan on stated assumptions "
             "with --assume-uniform"
         )
-    if statistics.get("assumption") == "uniform":
-        return Rates({t: 1.0 for t in types}, {t: 1.0 for t in types})
-    pane = statistics.get("pane_us") or within_us
-    per_window = within_us / pane
-    known = statistics.get("types") or {}
-    bursts_all = statistics.get("bursts") or {}
-    bursts = (bursts_all.get(query) or bursts_all.get("*") or {}).get("types", {}) if query else (
-        bursts_all.get("*") or {}).get("types", {})
-    events, steps = {}, {}
-    for t in types:
-        mean = (known.get(t) or {}).get("rate_mean") or 0.0
-        events[t] = float(mean) * per_window
-        burst = (bursts.get(t) or {}).get("mean") or 1.0
-        steps[t] = events[t] / max(float(burst), 1.0)
+    events = {t: statistics.events_per_window(t, within_us) for t in types}
+    steps = {t: events[t] / statistics.mean_burst(t, query) for t in types}
     return Rates(events, steps)
 
 
-def selectivity(statistics: dict[str, Any] | None, query: str, variable: str, has_predicates: bool) -> float:
-    """The fraction of a variable's type that matches it (``statistics["selectivity"]``):
+def selectivity(statistics: Statistics | None, query: str, variable: str, has_predicates: bool) -> float:
+    """The fraction of a variable's type that matches it (``Statistics.selectivity_of``):
     1 without predicates, 0.5 when the statistics do not say (stated in docs/lake.md)."""
     if not has_predicates:
         return 1.0
-    entry = ((statistics or {}).get("selectivity") or {}).get(query, {}).get(variable) or {}
-    value = entry.get("all")
-    return 0.5 if value is None else float(value)
+    return DEFAULT_SELECTIVITY if statistics is None else statistics.selectivity_of(query, variable)
 
 
 def hamlet_cost(

@@ -10,6 +10,7 @@ from typing import Any
 from trendlake.optimizer import ast
 from trendlake.optimizer.analysis import Scope, granularity, panes_us, predicates, template
 from trendlake.optimizer.parser import canonical_tokens
+from trendlake.optimizer.statistics import Statistics
 
 FORMAT_VERSION = 3
 
@@ -74,18 +75,24 @@ def query_entry(query: ast.Query) -> dict[str, Any]:
 def build_plan(
     workload: ast.Workload,
     planner: str = "none",
-    statistics: dict[str, Any] | None = None,
+    statistics: dict[str, Any] | Statistics | None = None,
     stream: str | None = None,
 ) -> dict[str, Any]:
     """The plan of a checked workload made by ``planner`` (see ``optimizer.planners``): the
     query entries once, every kind's candidates once, the planner's groups numbered ``g0``,
     ``g1``, ... and, with statistics, the plan's estimated cost against running every query
-    alone (``optimizer.cost.plan_cost``)."""
+    alone (``optimizer.cost.plan_cost``).
+
+    ``statistics``: a statistics document (checked here: ``OptimizerError`` naming the bad
+    field) or its ``Statistics`` view; the planners read the view, the plan records the
+    document."""
     from trendlake.optimizer.candidates import find
     from trendlake.optimizer.cost import plan_cost
     from trendlake.optimizer.planners import get_planner
 
     plan_fn = get_planner(planner)
+    document = statistics.to_dict() if isinstance(statistics, Statistics) else statistics
+    statistics = Statistics.of(statistics)
     entries = {q.name: query_entry(q) for q in workload.queries}
     candidates = find(entries)
     estimate: float | None = None
@@ -111,12 +118,12 @@ def build_plan(
     plan = {
         "format_version": FORMAT_VERSION,
         "workload_hash": whash,
-        "plan_id": f"{whash.split(':', 1)[1][:12]}-{planner}-{statistics_fingerprint(statistics)}",
+        "plan_id": f"{whash.split(':', 1)[1][:12]}-{planner}-{statistics_fingerprint(document)}",
         "planner": planner,
         **chosen,
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "stream": stream,
-        "statistics": statistics,
+        "statistics": document,
         "estimated_cost": estimate,
         "alternatives": alternatives,
         "panes_us": panes_us(workload),

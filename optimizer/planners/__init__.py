@@ -6,6 +6,10 @@ sharing candidates of every kind (``optimizer.candidates.find``) and the
 statistics (or None), giving the sharing groups it chose, each made by
 ``optimizer.groups.make_group`` through its kind's candidates module.
 ``build_plan`` numbers the groups and estimates the plan's cost.
+
+``statistics`` is the checked view ``optimizer.statistics.Statistics`` (or None): planners
+read it through its accessors (``events_per_window``, ``mean_burst``, ``steps_per_window``,
+``selectivity_of``, ``partitions``; ``optimizer.cost.rates_for``), never the document.
 """
 
 from __future__ import annotations

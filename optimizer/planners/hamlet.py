@@ -65,10 +65,7 @@ def _graph_group(
     snapshots = max(1.0, min(k_bursts, sum(feeding.values()) + 1.0))
     other = {q: sum(rates[q].events.get(t, 0.0) for t in types_of[q] if t != cand.type) for q in members}
     # the partitions of the stream, when the statistics were grouped by the group's partitioning
-    groups = (statistics or {}).get("groups") or {}
-    partitions = 1.0
-    if groups and list((statistics or {}).get("group_by") or []) == list(entries[next(iter(members))]["partition_by"]):
-        partitions = float((groups.get("by_type") or {}).get(cand.type) or groups.get("count") or 1)
+    partitions = statistics.partitions(entries[next(iter(members))]["partition_by"], cand.type) if statistics else 1.0
     shared, non_shared = graph_cost(k_events, snapshots, other, GRAPH_ENTRY_COST, partitions)
     if shared >= non_shared:
         return None

@@ -159,4 +159,6 @@ def test_the_sample_plan_is_made_from_the_sample_statistics(sample_lake) -> None
     stats = latest_statistics(sample_lake.lake, "rides")
     assert stats is not None and sample_lake.stats_version == 0
     assert sample_lake.plan["statistics"] is not None
-    assert stats["range_start"].startswith("2026-01-01T00:00") and stats["range_end"].startswith("2026-01-03T00:00")
+    assert stats.range_start is not None and stats.range_start.startswith("2026-01-01T00:00")
+    assert stats.range_end is not None and stats.range_end.startswith("2026-01-03T00:00")
+    assert sample_lake.plan["statistics"] == stats.to_dict()

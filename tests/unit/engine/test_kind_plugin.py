@@ -40,6 +40,10 @@ def rows() -> list[dict[str, Any]]:
 def registered(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(shared.KINDS, TWINS.name, TWINS)  # the engine's registry line
     monkeypatch.setitem(candidates.KINDS, "twins", toy_candidates.candidates)  # the optimizer's
+    # the built-in kinds' candidates aside, so that share-all forms twins groups (the sequence
+    # kind would take these queries first)
+    for kind in [k for k in candidates.KINDS if k != "twins"]:
+        monkeypatch.delitem(candidates.KINDS, kind)
 
 
 def shared_plan() -> dict[str, Any]:
@@ -79,7 +83,7 @@ def test_the_kinds_own_rules_and_schema_apply(registered: None) -> None:
 
 
 def test_without_the_engines_registry_line_the_kind_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(candidates.KINDS, "twins", toy_candidates.candidates)
+    monkeypatch.setattr(candidates, "KINDS", {"twins": toy_candidates.candidates})
     plan = shared_plan()
     assert plan["sharing"][0]["kind"] == "twins"
     with pytest.raises(engine.PlanError, match="does not match the plan schema|not known to this engine"):

@@ -137,7 +137,10 @@ def test_assume_uniform_is_recorded_in_the_plan(files) -> None:
 
 @pytest.mark.parametrize(
     ("content", "needle"),
-    [("not json", "not a JSON file"), ('{"a": 1}', "not statistics"), (None, "no file")],
+    [("not json", "not a JSON file"), ('{"a": 1}', "not statistics"), (None, "no file"),
+     ('{"types": {"K": {"rate_mean": -1}}}', "not statistics: types/K/rate_mean: -1 is less than the minimum of 0"),
+     ('{"types": {}, "bursts": {"q1": {"types": {"K": {"mean": "long"}}}}}', "bursts/q1/types/K/mean: 'long'"),
+     ('{"types": {}, "pane_us": 60000000, "pane": 1}', "not statistics: (top level): Additional properties")],
 )
 def test_bad_stats_files_are_one_line_errors(files, tmp_path: Path, content: str | None, needle: str) -> None:
     wl, _ = files

@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from trendlake.optimizer.planners import PLANNERS
+from trendlake.optimizer.statistics import Statistics
 from trendlake.schemas import bundled_workloads, load_plan_schema, resource, workload_path
 
 from trendlake import optimizer
@@ -177,13 +178,18 @@ def test_plan_id_and_statistics() -> None:
     plan = optimizer.build_plan(workload)
     prefix = plan["workload_hash"].split(":")[1][:12]
     assert plan["plan_id"] == f"{prefix}-none-nostats"
-    stats = {"rates": {"Travel": 3.5}}
+    stats = {"types": {"Travel": {"rate_mean": 3.5}}}
     with_stats = optimizer.build_plan(workload, statistics=stats, stream="rides")
     validate(with_stats)
     assert with_stats["statistics"] == stats and with_stats["stream"] == "rides"
     assert with_stats["plan_id"].startswith(f"{prefix}-none-") and with_stats["plan_id"] != plan["plan_id"]
-    again = optimizer.build_plan(workload, statistics={"rates": {"Travel": 3.5}})
+    again = optimizer.build_plan(workload, statistics={"types": {"Travel": {"rate_mean": 3.5}}})
     assert again["plan_id"] == with_stats["plan_id"]
+    # the typed view plans alike and records the same document
+    typed = optimizer.build_plan(workload, statistics=Statistics.from_dict(stats))
+    assert typed["statistics"] == stats and typed["plan_id"] == with_stats["plan_id"]
+    with pytest.raises(optimizer.OptimizerError, match=r"^statistics: \(top level\): 'types' is a required"):
+        optimizer.build_plan(workload, statistics={"rates": {"Travel": 3.5}})
 
 
 def test_planner_registry() -> None:
