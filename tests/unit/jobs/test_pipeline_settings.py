@@ -68,7 +68,7 @@ def test_the_nightly_planner_is_a_setting(monkeypatch) -> None:
     monkeypatch.setenv("TRENDLAKE_PLANNER", "hamlet")
     assert Settings.from_env().planner == "hamlet"
     monkeypatch.setenv("TRENDLAKE_PLANNER", "bogus")
-    with pytest.raises(ValueError, match="TRENDLAKE_PLANNER='bogus': expected one of auto, hamlet, hamlet-static, none"):
+    with pytest.raises(ValueError, match="TRENDLAKE_PLANNER='bogus': expected one of auto, gloria, gloria-greedy, "):
         Settings.from_env()
 
 
