@@ -55,7 +55,7 @@ Expr = tuple[str, frozenset[str]]  # an expression of a space: (type, Q-set)
 # up to the float maximum over a window's trends, reaches BIG or FSum's exact range
 EXACT_LIMIT = BIG >> 1000
 # an expression of more snapshots is replaced by one snapshot of its queries' values
-REBASE_LENGTH = 16
+REBASE_LENGTH = 8
 
 
 @dataclass
