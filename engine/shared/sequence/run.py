@@ -55,7 +55,7 @@ Expr = tuple[str, frozenset[str]]  # an expression of a space: (type, Q-set)
 # up to the float maximum over a window's trends, reaches BIG or FSum's exact range
 EXACT_LIMIT = BIG >> 1000
 # an expression of more snapshots is replaced by one snapshot of its queries' values
-REBASE_LENGTH = 16
+REBASE_LENGTH = 8
 
 
 @dataclass
@@ -172,6 +172,10 @@ class _Run:
             for key in sp.sources:
                 for q in key[1]:
                     self.holders.setdefault((q, key[0]), []).append((i, key))
+        self.into: dict[str, list[tuple[int, Expr]]] = {}  # type -> the expressions into it
+        for i, sp in enumerate(self.spaces):
+            for key in sp.sources:
+                self.into.setdefault(key[0], []).append((i, key))
         self.by_snapshot: dict[str, list[int]] = {}
         for i, sp in enumerate(self.spaces):
             self.by_snapshot.setdefault(sp.snapshot, []).append(i)
@@ -217,12 +221,13 @@ class _Run:
             live = window_range(self.ts[lo], self.within, self.slide)
             for k in [k for k in windows if k < live.start]:
                 self._close(windows.pop(k))
+            matched, starts = self._events(lo, hi)
             for k in live:
                 win = windows.get(k)
                 if win is None:
                     win = windows[k] = _Window(k)
                     self.stats.windows += 1
-                self._time_stamp(win, lo, hi)
+                self._time_stamp(win, matched, starts)
             lo = hi
         self._close_all(windows)
         return self.out
@@ -232,32 +237,35 @@ class _Run:
             self._close(windows[k])
         windows.clear()
 
-    def _time_stamp(self, win: _Window, lo: int, hi: int) -> None:
-        """Apply the events of rows lo..hi (one time stamp) to a window: every increment from
-        the state before the time stamp, then applied, then the snapshots taken."""
+    def _events(self, lo: int, hi: int) -> tuple[dict[str, dict[str, list[int]]], list[tuple[tuple[str, str], Rec]]]:
+        """The events of rows lo..hi (one time stamp): per type, the rows each query matches,
+        and the start pieces they add (the same in every window)."""
         by_type: dict[str, list[int]] = {}
         for r in range(lo, hi):
             t = self.row_type[r]
             if t is not None:
                 by_type.setdefault(t, []).append(r)
-        starts: list[tuple[tuple[str, str], Rec]] = []
+        matched = {t: {q: [r for r in rows if mask[r]] for q, mask in self.of_type.get(t, [])}
+                   for t, rows in by_type.items()}
+        starts = [((q, t), self._extend(ONE, t, mine)) for t, per in matched.items() for q, mine in per.items()
+                  if mine and t in self.members[q].start]
+        return matched, starts
+
+    def _time_stamp(self, win: _Window, matched: Mapping[str, Mapping[str, list[int]]],
+                    starts: list[tuple[tuple[str, str], Rec]]) -> None:
+        """Apply the events of one time stamp to a window: every increment from the state
+        before the time stamp, then applied, then the snapshots taken."""
         exprs: list[tuple[tuple[int, Expr], dict[int, Rec]]] = []
-        for t, rows in by_type.items():
-            matched = {q: [r for r in rows if mask[r]] for q, mask in self.of_type.get(t, [])}
-            for q, mine in matched.items():
-                if mine and t in self.members[q].start:
-                    starts.append(((q, t), self._extend(ONE, t, mine)))
-            for i, sp in enumerate(self.spaces):
-                for key in sp.sources:
-                    if key[0] == t:
-                        inc = self._propagate(win, i, key, matched)
-                        if inc:
-                            exprs.append(((i, key), inc))
+        for t, per in matched.items():
+            for i, key in self.into.get(t, []):
+                inc = self._propagate(win, i, key, per)
+                if inc:
+                    exprs.append(((i, key), inc))
         for key, rec in starts:
             win.start[key] = add(win.start.get(key), rec)  # type: ignore[assignment]
         for key, inc in exprs:
             win.exprs[key] = _plus(win.exprs.get(key, {}), inc)
-        for t in by_type:
+        for t in matched:
             for i in self.by_snapshot.get(t, []):
                 self._take_snapshot(win, i)
         for key, _ in exprs:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 from typing import Any
 from unittest.mock import patch
 
@@ -169,11 +170,16 @@ def test_a_qset_continues_a_larger_one_but_does_not_gather_two() -> None:
         load_plan(rehashed(plan), workload_hash(four))
 
 
-def test_an_unsupported_query_is_refused() -> None:
-    text = FIGURE_3.replace("SEQ(C, SEQ(A, B)+) WITHIN", "SEQ(C, SEQ(A, B)+) SEMANTICS skip-till-next-match WITHIN")
+@pytest.mark.parametrize(("q2", "message"), [
+    ("SEQ(C, SEQ(A, B)+) SEMANTICS skip-till-next-match", "query q2: skip-till-next-match is not shared"),
+    ("SEQ(C, SEQ(A, B)+) WHERE A.x < NEXT(B).x", "query q2: adjacent predicates or negation"),
+    ("SEQ(C, SEQ(A, B)+, NOT E)", "query q2: adjacent predicates or negation"),
+])
+def test_an_unsupported_query_is_refused(q2: str, message: str) -> None:
+    text = FIGURE_3.replace("SEQ(C, SEQ(A, B)+) WITHIN", f"{q2} WITHIN")
     plan = _plan(text)
     plan["sharing"] = [sequence_group(plan, FIGURE_3_PLAN)]
-    with pytest.raises(engine.PlanError, match="skip-till-any-match only"):
+    with pytest.raises(engine.PlanError, match=re.escape(f"sharing group g0: {message}")):
         engine.evaluate(plan, engine.table_from_rows(_rows("CABABD")))
 
 
@@ -306,8 +312,11 @@ def test_random_groups_equal_every_query_alone(text: str, rows: list[dict[str, A
     event(f"shared propagations: {any(r.shared for r in report.values())}")
     event(f"split time stamps: {any(r.split for r in report.values())}")
     event(f"rebases: {any(r.rebases for r in report.values())}")
-    for r in report.values():
+    for g in shared["sharing"]:
+        r = report.get(g["id"], SequenceStats())
         assert r.shared <= r.alone
+        if all(len(qs["queries"]) == 1 for t in g["body"]["transitions"] for qs in t["qsets"]):
+            assert r.shared == r.alone == r.split == 0  # Q-sets of one query: nothing shared
 
 
 @settings(max_examples=40, deadline=None)
