@@ -38,7 +38,7 @@ import numpy as np
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 
-__all__ = ["GroupInput", "GroupResults", "Kind"]
+__all__ = ["GroupInput", "GroupResults", "Kind", "KindBase", "windows_detail"]
 
 # per query: (partition id, window index) -> its result in that window
 GroupResults = dict[str, dict[tuple[int, int], WindowResult]]
@@ -119,3 +119,37 @@ class Kind(Protocol):
         """The group's merged template (start and end types, transitions, each with the queries
         it serves, and ``shared``: the types whose work is shared), for pictures; or None."""
         ...
+
+
+class KindBase:
+    """What every built-in kind shares: its body schema read from ``schemas/kinds/<name>.json``
+    and no upgrade of groups of older plan formats (a kind that had none overrides nothing)."""
+
+    name: str
+
+    def __init__(self) -> None:
+        from trendlake.schemas import load_kind_schema
+
+        self.body_schema = load_kind_schema(self.name)
+
+    def upgrade(self, group: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], version: int) -> Mapping[str, Any]:
+        return group
+
+
+def windows_detail(group: Mapping[str, Any], per_window: Mapping[tuple[Any, int], Sequence[int]] | None,
+                   fields: Sequence[str]) -> list[dict[str, Any]]:
+    """A kind's per-window counts as report rows: the partition by its key values, the window's
+    bounds, and the counts under ``fields`` (in order), sorted by partition and window."""
+    from trendlake.engine.timeline import format_ts
+
+    within = int(group["window"]["within_us"])
+    slide = int(group["window"]["slide_us"])
+    rows = []
+    for (part, k), counts in sorted((per_window or {}).items(), key=lambda kv: (repr(kv[0][0]), kv[0][1])):
+        values = part if isinstance(part, tuple) else ()
+        rows.append({
+            "partition": dict(zip(group["partition_by"], values, strict=False)),
+            "window_start": format_ts(k * slide), "window_end": format_ts(k * slide + within),
+            **dict(zip(fields, counts, strict=False)),
+        })
+    return rows

@@ -15,23 +15,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trendlake.engine.query import CompiledQuery
-from trendlake.engine.shared.base import GroupInput, GroupResults
+from trendlake.engine.shared.base import GroupInput, GroupResults, KindBase, windows_detail
 from trendlake.engine.shared.kleene import graph, typed
 from trendlake.engine.shared.kleene.typed import SharedStats
 from trendlake.engine.shared.template import template_problems
-from trendlake.engine.timeline import format_ts
-from trendlake.schemas import load_kind_schema
 
 __all__ = ["KLEENE", "KleeneKind", "SharedStats"]
 
 
-class KleeneKind:
+class KleeneKind(KindBase):
     """Checks, runs, reports and explains ``kleene`` groups (the ``Kind`` contract)."""
 
     name = "kleene"
-
-    def __init__(self) -> None:
-        self.body_schema = load_kind_schema(self.name)
 
     def check(self, group: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
         body = group["body"]
@@ -89,18 +84,8 @@ class KleeneKind:
         totals = {k: getattr(stats, k) for k in (
             "windows", "graphlets", "bursts", "shared_events", "snapshots", "rebases",
             "shared_bursts", "split_bursts", "event_snapshots")}
-        within = int(group["window"]["within_us"])
-        slide = int(group["window"]["slide_us"])
-        windows = []
-        for (part, k), counts in sorted((stats.per_window or {}).items(), key=lambda kv: (repr(kv[0][0]), kv[0][1])):
-            values = part if isinstance(part, tuple) else ()
-            windows.append({
-                "partition": dict(zip(group["partition_by"], values, strict=False)),
-                "window_start": format_ts(k * slide),
-                "window_end": format_ts(k * slide + within),
-                "bursts": counts[0], "shared": counts[1], "split": counts[2],
-                "event_snapshots": counts[3], "snapshots": counts[4],
-            })
+        windows = windows_detail(group, stats.per_window,
+                                 ("bursts", "shared", "split", "event_snapshots", "snapshots"))
         return {"decision": group["body"]["decision"], **totals, "windows_detail": windows}
 
     def describe(self, group: Mapping[str, Any]) -> list[str]:

@@ -15,23 +15,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trendlake.engine.query import ANY, CompiledQuery
-from trendlake.engine.shared.base import GroupInput, GroupResults
+from trendlake.engine.shared.base import GroupInput, GroupResults, KindBase, windows_detail
 from trendlake.engine.shared.sequence.body import resolve, shape_of_entry, shape_of_query
 from trendlake.engine.shared.sequence.run import SequenceStats, run_group
 from trendlake.engine.shared.template import template_problems
-from trendlake.engine.timeline import format_ts
-from trendlake.schemas import load_kind_schema
 
 __all__ = ["SEQUENCE", "SequenceKind", "SequenceStats"]
 
 
-class SequenceKind:
+class SequenceKind(KindBase):
     """Checks, runs, reports and explains ``sequence`` groups (the ``Kind`` contract)."""
 
     name = "sequence"
-
-    def __init__(self) -> None:
-        self.body_schema = load_kind_schema(self.name)
 
     def check(self, group: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
         body = group["body"]
@@ -92,16 +87,7 @@ class SequenceKind:
     def report(self, group: Mapping[str, Any], stats: SequenceStats) -> dict[str, Any]:
         totals = {k: getattr(stats, k) for k in (
             "windows", "shared", "alone", "own", "split", "snapshots", "evaluations", "recomputed")}
-        within = int(group["window"]["within_us"])
-        slide = int(group["window"]["slide_us"])
-        windows = []
-        for (part, k), counts in sorted((stats.per_window or {}).items(), key=lambda kv: (repr(kv[0][0]), kv[0][1])):
-            values = part if isinstance(part, tuple) else ()
-            windows.append({
-                "partition": dict(zip(group["partition_by"], values, strict=False)),
-                "window_start": format_ts(k * slide), "window_end": format_ts(k * slide + within),
-                "shared": counts[0], "alone": counts[1], "own": counts[2],
-            })
+        windows = windows_detail(group, stats.per_window, ("shared", "alone", "own"))
         by_type = {t: {"shared": c[0], "alone": c[1], "own": c[2]} for t, c in sorted(stats.by_type.items())}
         return {**totals, "by_type": by_type, "windows_detail": windows}
 
