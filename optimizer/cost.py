@@ -25,6 +25,7 @@ from trendlake.optimizer.statistics import DEFAULT_SELECTIVITY, Statistics
 
 __all__ = [
     "GRAPH_ENTRY_COST",
+    "SEQUENCE_STEP_COST",
     "SNAPSHOT_COST",
     "UNIFORM",
     "Rates",
@@ -48,6 +49,14 @@ SNAPSHOT_COST = 4.0
 # per-window aggregates added): a dict entry added against a predicate call and a few list
 # merges (``graph_cost``).
 GRAPH_ENTRY_COST = 0.1
+# A ``sequence`` group's engine time against its queries' alone, per unit of GLORIA's estimated
+# shared / non-shared ratio: the planner estimates a group at ``alone x ratio x`` this. The
+# median factor measured by ``python -m benchmarks.calibrate_sequence`` over the groups
+# ``gloria`` forms on the GLORIA experiment's mixed workloads (its executor is Python, the
+# queries alone run on COGRA's compiled kernel; benchmarks/results/calibrate_sequence.json:
+# 1.8, with quartiles 1.3 and 8.4: groups of several queries with nested cycles cost far more,
+# so the estimate of such a group is low).
+SEQUENCE_STEP_COST = 1.8
 
 
 @dataclass(frozen=True)

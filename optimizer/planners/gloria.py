@@ -21,7 +21,11 @@ same propagations, with more snapshots.
 Estimates: GLORIA's cost model (Eq. 2-4) counts propagations, not the
 engine's steps; a group's ``estimated_cost`` is its queries' cost alone in
 steps (``optimizer.cost.alone_costs``) and that times GLORIA's shared /
-non-shared ratio, the same fraction saved.
+non-shared ratio times ``optimizer.cost.SEQUENCE_STEP_COST`` (the executor's
+measured cost against its queries alone per unit of that ratio,
+``benchmarks/calibrate_sequence.py``). A group can therefore be estimated
+dearer than its queries alone: ``gloria`` still writes the plan GLORIA
+chose (as the paper's planner), and ``auto`` rejects it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from trendlake.optimizer.candidates import Candidates, sequence
-from trendlake.optimizer.cost import alone_costs, rates_for, selectivity
+from trendlake.optimizer.cost import SEQUENCE_STEP_COST, alone_costs, rates_for, selectivity
 from trendlake.optimizer.gloria import Constants, from_entries, greedy, optimize
 
 __all__ = ["plan_gloria", "plan_greedy", "plan_noprune"]
@@ -86,7 +90,8 @@ def _group(entries: Mapping[str, dict[str, Any]], found: Any, statistics: Any) -
             if kept:
                 qsets.setdefault((t.source, t.target), []).append((kept, qs.snapshot or t.source))
     alone = sum(alone_costs({q: entries[q] for q in queries}, statistics).values())
-    ratio = found.cost / found.non_shared_cost if found.non_shared_cost > 0 else 1.0
+    # GLORIA's ratio in the engine's steps: its executor's measured cost per unit of the ratio
+    ratio = SEQUENCE_STEP_COST * (found.cost / found.non_shared_cost if found.non_shared_cost > 0 else 1.0)
     group = sequence.group(entries, queries, qsets, parameters={}, estimated_cost=(alone * ratio, alone))
     if _problems(group, entries):
         # a Q-set whose snapshots are of another type than its source type continues the
