@@ -52,7 +52,7 @@ mutation: $(STAMP)
 	nice -n 10 $(BIN)/python scripts/mutation.py --sample $(SAMPLE) --seed $(SEED)
 
 lint: $(STAMP)
-	$(BIN)/ruff check optimizer engine jobs datagen schemas src dags tests benchmarks
+	$(BIN)/ruff check optimizer engine jobs datagen schemas src dags tests benchmarks scripts
 
 clean:
 	rm -rf $(VENV) lake out
