@@ -154,15 +154,15 @@ BUGS = [
     # taken for sharable (the key of a set then keeps them apart from any-match ones, and the
     # engine shares skip-till-any-match only), or a sharable set's key without the window
     Bug("sharing-next-match-eligible", "planners: next-match queries share a Kleene group",
-        "def eligible(", 'if entry["semantics"] != ANY:', 'if entry["semantics"] == "contiguous":',
+        "def eligible(entry: dict", 'if entry["semantics"] != ANY:', 'if entry["semantics"] == "contiguous":',
         under="optimizer", tests=PLANNER_TESTS),
     Bug("sharing-key-without-window", "planners: queries of other windows in one sharing group",
-        "def candidates(", 'entry["window"]["within_us"],\n                entry["window"]["slide_us"],', "",
+        "def candidates(entries: list[dict[str, Any]], same_predicates", 'entry["window"]["within_us"],\n                entry["window"]["slide_us"],', "",
         under="optimizer", tests=PLANNER_TESTS),
     # (c) a planner grouping other queries, a valid plan with the same answers at another cost
     # (optimizer/candidates/kleene.py): only queries with the same predicates on K share
     Bug("hamlet-same-predicates-only", "hamlet: only queries with equal predicates on K share (cost only)",
-        "def candidates(", "if event_grained or same_predicates:", "if True:",
+        "def candidates(entries: list[dict[str, Any]], same_predicates", "if event_grained or same_predicates:", "if True:",
         under="optimizer", tests=PLANNER_TESTS),
     # (d) input typing (engine/files.py): a CSV read with a stream schema keeps the columns pyarrow
     # infers as int64, so a string attribute "007" becomes "7"
