@@ -160,7 +160,8 @@ def _group_partials(
 ) -> dict[str, Partials]:
     """Partial results of the queries of one sharing group, evaluated together."""
     out: dict[str, Partials] = {q.name: {} for q in queries}
-    members, masks, keeps, visit = [], {}, {}, []
+    members, masks, keeps = [], {}, {}
+    visited = np.zeros(len(ks.rows), dtype=bool)
     names: set[str] = set()
     memo: dict[Any, np.ndarray] = {}
     for q in queries:
@@ -173,11 +174,11 @@ def _group_partials(
         masks[q.name] = q_masks  # may be shared between queries: no in-place changes
         keeps[q.name] = keep
         members.append(q)
-        visit.append(idx)
+        visited |= keep
         names.update(attrs.names)
     if not members:
         return out
-    idx = visit[0] if len(visit) == 1 else np.unique(np.concatenate(visit))
+    idx = _positions(visited)
     kind = kind_of(group["kind"])
     assert kind is not None
     data = GroupInput(members, masks, keeps, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.part_of(idx))

@@ -5,52 +5,53 @@
  * group, partition by partition. Each member query keeps COGRA's type-grained window
  * state of counts (count(V), then COUNT(E) per key, per variable V); the events of the
  * shared Kleene type K change no member state directly. Instead each *class* (the members
- * that match the same events of K) keeps, per open window, the shared coefficients of the
- * time stamps of K it matched since the window opened (or since its last rebase):
+ * that match the same events of K) keeps, per partition, the shared coefficients of the
+ * time stamps of K it matched (since the partition started or its last rebase):
  *
  *     F' = F (1 + k),    G' = G (1 + k) + k F        (k: events of K the class matches)
  *
- * and each member keeps per window its snapshot (F0, G0) of its class's coefficients from
- * when its state was last brought up to date. A member is brought up to date (exactly:
- * F1 = F / F0, G1 = (G - G0 F1) / F0) before each of its own steps, when its window
- * closes, and when its class is rebased; u = count(K) + s becomes u F1, count(K) =
- * u F1 - s, and a COUNT(E) entry W of the Kleene variable (W0 = W + the predecessors')
- * W0 F1 - sw, plus u G1 when E is K.
+ * and each member keeps per open window its snapshot (F0, G0) of its class's coefficients
+ * from when its state in that window was last brought up to date (a window opens with the
+ * coefficients of the moment: every K event after a snapshot and before now is in every
+ * window open at both times). A member is brought up to date (F1 = F / F0, G1 = (G - G0 F1)
+ * / F0, exact) before each of its own steps, when its window closes, and when its class is
+ * rebased: u = count(K) + s becomes u F1, count(K) = u F1 - s, and a COUNT(E) entry W of
+ * the Kleene variable (W0 = W + the predecessors') becomes W0 F1 - sw, plus u G1 when E is K.
  *
- * Classes come in chains of nested sets (thresholds `K.x < c`: a K event matching a class
- * matches every larger one): a K event's *level* in a chain is the first class of the
- * chain it matches, and the events a class matches at a time stamp are the prefix sum of
- * the levels' counts. Arbitrary predicates give chains of one class.
+ * Classes come in chains of nested sets (thresholds `K.x < c`: an event a class matches is
+ * matched by every larger class of its chain): a K event's *level* in a chain, the first
+ * class of the chain that matches it, is found by binary search over the chain's masks, and
+ * the events a class matches at a time stamp are the prefix sums of the levels' counts.
+ * Arbitrary predicates give chains of one class. The members' own events are read from the
+ * distinct masks of their other variables, each with the (member, variable) pairs it feeds.
  *
  * Counts are exact 128-bit integers saturated past CAP (10**38 - 1) exactly as COGRA's
  * compiled kernel saturates them (`_steps.c`): all counts only grow, so the saturated
- * values do not depend on how the steps are grouped. F stays below 2**60 and G below
- * 2**90 (else the class is rebased first: every member brought up to date, F = 1, G = 0),
- * so the coefficients after one more time stamp fit.
+ * values do not depend on how the steps are grouped. A class is rebased (every member
+ * brought up to date in every open window, F = 1, G = 0) before a time stamp finds F past
+ * 2**40 or G past 2**52, so the coefficients stay far from 2**128 and mostly within 64 bits.
  *
- * run(t, pstarts, klev, chain_of, level_of, nchains, ownpos, ownmem, ownvar, members,
- *     nclasses, within, slide, per_window)
- *   t: int64 time stamps of the visited rows (partition by partition, in time order);
- *   pstarts: int64 visited positions where each partition starts (the first 0);
- *   klev: int32, nchains per visited row: the row's level in each chain (the chain's
- *     length: it matches no class of the chain);
- *   chain_of, level_of: per class its chain and its position in it;
- *   ownpos, ownmem, ownvar: int64 / int32 / int32, the members' own (non-K) events: the
- *     visited position where the event's time-stamp group starts, member, variable; sorted
- *     by that position, then member, then the variable's rank;
- *   members: per member (nv, kv, class, selfloop, start, before, preds, owners, ends):
- *     its variables, its K variable, its class, 0/1 per variable (self-loop, START, ranked
- *     before K: applied before the time stamp's K events), per variable its predecessor
- *     indexes (itself included for a Kleene variable), per COUNT(E) key the index of E
- *     (-1 for a type of no positive variable), the END variables;
- * returns (mem, part, k, values, stats, windows) as bytes / a tuple: int64 member, partition
- *   index (into pstarts) and window index of each (member, window) with a trend; per such
+ * run(ts, idx, pstarts, kmasks, chains, omasks, subs, members, within, slide, per_window)
+ *   ts: int64 time stamps of the key set's rows; idx: int64 rows to visit (partition by
+ *   partition, in time order; None: every row); pstarts: int64 visited positions where each
+ *   partition starts (the first 0); kmasks: per class a bool buffer over the rows (does the
+ *   row match the class's Kleene variable); chains: tuples of classes, each chain from its
+ *   smallest class to its largest; omasks: bool buffers over the rows, the distinct masks of
+ *   the members' other variables; subs: per omask the flat tuple (member, variable, ...) it
+ *   feeds; members: per member (nv, kv, class, order, selfloop, start, before, preds, owners,
+ *   ends): its variables, its K variable, its class, its variables in the order a time
+ *   stamp applies them (Layout.rank), 0/1 per variable (self-loop, START, ranked before K:
+ *   applied before the time stamp's K events), per variable its predecessor indexes (itself
+ *   included for a Kleene variable), per COUNT(E) key the index of E (-1: none), the END
+ *   variables;
+ * returns (mem, part, k, values, stats, windows): int64 member, partition index (into
+ *   pstarts) and window index of each (member, window) with a trend, as bytes; per such
  *   result 1 + max COUNT(E) keys counts (the trends, then COUNT(E) per key, summed over the
  *   END variables) as (low, high) uint64 pairs, all ones for a saturated count; stats
  *   (windows, graphlets, bursts, shared events, snapshots, rebases, coefficient updates);
  *   with per_window, int64 (partition, window, bursts, snapshots) per window where anything
- *   happened, else None. None where the coefficients of one time stamp would not fit (more
- *   than 2**30 events of K at one time stamp) or a window spans too many slides.
+ *   happened, else None. None where more than 2**30 events of K share a time stamp or a
+ *   window spans too many slides.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -62,8 +63,8 @@ typedef unsigned __int128 u128;
 
 #define NANV (~(u128)0)
 #define MAXV 64
-#define F_REBASE ((u128)1 << 60)
-#define G_REBASE ((u128)1 << 90)
+#define F_REBASE ((u128)1 << 40)
+#define G_REBASE ((u128)1 << 52)
 #define K_MAX ((int64_t)1 << 30)
 
 static u128 CAP;
@@ -98,25 +99,32 @@ static inline u128 keep(u128 x) { return x > CAP ? NANV : x; }
 
 typedef struct {
     int nv, kv, cls, stride, nc, off;
-    int selfloop[MAXV], start[MAXV], before[MAXV];
+    int order[MAXV], selfloop[MAXV], start[MAXV], before[MAXV];
     int npred[MAXV];
     int pred[MAXV][MAXV];
     int nother, other[MAXV]; /* K's predecessors other than itself */
     int owner[MAXV];
     int nends, ends[MAXV];
+    int needG; /* a COUNT(K) key: bringing up to date needs G */
 } Mem;
 
 typedef struct {
     int M, C, size, width;
     Mem *m;
     int *cls_start, *cls_members; /* members of each class (CSR) */
-    /* per window slot */
+    u128 *F, *G;                  /* per class, this partition's coefficients */
+    int64_t *irr;                 /* per class, its time stamps whose factor 1 + k is no power of 2 */
+    /* per member, its events not applied yet: variable (-1: none) and count; members with some */
+    int *pend_v;
+    int64_t *pend_k;
+    int *pending, npending;
+    char *listed; /* per member: in pending */
+    /* the open windows [lo, lo + count), window lo in slot head */
     int64_t cap, lo, count, head, part;
     u128 *st;     /* cap * size */
     u128 *snapF;  /* cap * M */
     u128 *snapG;
-    u128 *F;      /* cap * C */
-    u128 *G;
+    int64_t *snapI;
     int64_t *wbursts, *wsnaps; /* cap */
     /* output */
     int64_t *omem, *opart, *ok;
@@ -129,6 +137,11 @@ typedef struct {
     int64_t windows, graphlets, bursts, shared_events, snapshots, rebases, updates;
 } State;
 
+static inline int bitlen(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? 128 - __builtin_clzll(hi) : (uint64_t)x ? 64 - __builtin_clzll((uint64_t)x) : 0;
+}
+
 static inline Py_ssize_t slot(const State *s, int64_t k) {
     int64_t x = s->head + (k - s->lo);
     return (Py_ssize_t)(x >= s->cap ? x - s->cap : x);
@@ -137,11 +150,13 @@ static inline Py_ssize_t slot(const State *s, int64_t k) {
 /* member j's state in slot w brought up to date with its class's coefficients */
 static void bring(State *s, int j, Py_ssize_t w) {
     Mem *m = &s->m[j];
-    u128 F = s->F[w * s->C + m->cls], F0 = s->snapF[w * s->M + j];
+    u128 F = s->F[m->cls], F0 = s->snapF[w * s->M + j];
     if (F == F0) return;
-    u128 G = s->G[w * s->C + m->cls], G0 = s->snapG[w * s->M + j];
+    u128 G = s->G[m->cls], G0 = s->snapG[w * s->M + j];
+    int64_t I0 = s->snapI[w * s->M + j];
     s->snapF[w * s->M + j] = F;
     s->snapG[w * s->M + j] = G;
+    s->snapI[w * s->M + j] = s->irr[m->cls];
     u128 *st = s->st + w * s->size + m->off;
     const int stride = m->stride, kb = m->kv * stride;
     u128 sum = m->start[m->kv] ? 1 : 0;
@@ -150,8 +165,18 @@ static void bring(State *s, int j, Py_ssize_t w) {
     if (u == 0) return;
     s->snapshots++;
     s->wsnaps[w]++;
-    u128 F1 = F / F0;
-    u128 G1 = (G - G0 * F1) / F0;
+    u128 F1, G1 = 0;
+    if (I0 == s->irr[m->cls]) { /* every factor since the snapshot a power of 2: so is F / F0 */
+        F1 = (u128)1 << (bitlen(F) - bitlen(F0));
+        if (m->needG) G1 = (G - G0 * F1) / F0;
+    } else if (!(F >> 64) && !(G >> 64)) { /* 64-bit division: F0 <= F, G0 F1 <= G */
+        uint64_t f1 = (uint64_t)F / (uint64_t)F0;
+        F1 = f1;
+        if (m->needG) G1 = ((uint64_t)G - (uint64_t)G0 * f1) / (uint64_t)F0;
+    } else {
+        F1 = F / F0;
+        if (m->needG) G1 = (G - G0 * F1) / F0;
+    }
     for (int c = 0; c < m->nc; c++) {
         u128 sw = 0;
         for (int a = 0; a < m->nother; a++) sw = add_sat(sw, st[m->other[a] * stride + 1 + c]);
@@ -185,15 +210,57 @@ static void own_step(State *s, int j, Py_ssize_t w, int v, int64_t k) {
     mine[0] = keep(add_exact(mine[0], mul_exact(sum, kk)));
 }
 
-static void rebase(State *s, int c, Py_ssize_t w) {
+/* member j's pending events applied to every open window */
+static void flush(State *s, int j) {
+    int v = s->pend_v[j];
+    if (v < 0) return;
+    s->pend_v[j] = -1;
+    for (int64_t k = s->lo; k < s->lo + s->count; k++) own_step(s, j, slot(s, k), v, s->pend_k[j]);
+}
+
+static void flush_all(State *s) {
+    for (int x = 0; x < s->npending; x++) {
+        flush(s, s->pending[x]);
+        s->listed[s->pending[x]] = 0;
+    }
+    s->npending = 0;
+}
+
+/* c events of member j's variable v at this time stamp: a variable without a self-loop adds
+ * k s to its count with s unchanged until the member's next other step or its class's next
+ * K update, so consecutive ones wait and are applied as one step */
+static void own_events(State *s, int j, int v, int64_t c) {
+    Mem *m = &s->m[j];
+    if (s->pend_v[j] == v) {
+        s->pend_k[j] += c;
+        return;
+    }
+    if (s->pend_v[j] >= 0) flush(s, j);
+    if (m->selfloop[v]) {
+        for (int64_t k = s->lo; k < s->lo + s->count; k++) own_step(s, j, slot(s, k), v, c);
+        return;
+    }
+    s->pend_v[j] = v;
+    s->pend_k[j] = c;
+    if (!s->listed[j]) {
+        s->listed[j] = 1;
+        s->pending[s->npending++] = j;
+    }
+}
+
+static void rebase(State *s, int c) {
     for (int x = s->cls_start[c]; x < s->cls_start[c + 1]; x++) {
         int j = s->cls_members[x];
-        bring(s, j, w);
-        s->snapF[w * s->M + j] = 1;
-        s->snapG[w * s->M + j] = 0;
+        for (int64_t k = s->lo; k < s->lo + s->count; k++) {
+            Py_ssize_t w = slot(s, k);
+            bring(s, j, w);
+            s->snapF[w * s->M + j] = 1;
+            s->snapG[w * s->M + j] = 0;
+            s->snapI[w * s->M + j] = s->irr[c];
+        }
     }
-    s->F[w * s->C + c] = 1;
-    s->G[w * s->C + c] = 0;
+    s->F[c] = 1;
+    s->G[c] = 0;
     s->rebases++;
 }
 
@@ -278,12 +345,9 @@ static void open_upto(State *s, int64_t kmin, int64_t kmax) {
         Py_ssize_t w = slot(s, k);
         memset(s->st + w * s->size, 0, s->size * sizeof(u128));
         for (int j = 0; j < s->M; j++) {
-            s->snapF[w * s->M + j] = 1;
-            s->snapG[w * s->M + j] = 0;
-        }
-        for (int c = 0; c < s->C; c++) {
-            s->F[w * s->C + c] = 1;
-            s->G[w * s->C + c] = 0;
+            s->snapF[w * s->M + j] = s->F[s->m[j].cls];
+            s->snapG[w * s->M + j] = s->G[s->m[j].cls];
+            s->snapI[w * s->M + j] = s->irr[s->m[j].cls];
         }
         s->wbursts[w] = 0;
         s->wsnaps[w] = 0;
@@ -304,20 +368,10 @@ static int int_tuple(PyObject *o, int n, int *out, const char *what) {
     return 0;
 }
 
-static int get_buf(PyObject *o, Py_buffer *v, Py_ssize_t itemsize, const char *what) {
-    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    if (v->itemsize != itemsize) {
-        PyBuffer_Release(v);
-        PyErr_Format(PyExc_TypeError, "%s: a contiguous buffer of %zd-byte items expected", what, itemsize);
-        return -1;
-    }
-    return 0;
-}
-
 static int parse_member(PyObject *o, Mem *m) {
-    PyObject *selfloop_o, *start_o, *before_o, *preds_o, *owners_o, *ends_o;
-    if (!PyArg_ParseTuple(o, "iiiOOOOOO", &m->nv, &m->kv, &m->cls, &selfloop_o, &start_o, &before_o, &preds_o,
-                          &owners_o, &ends_o))
+    PyObject *order_o, *selfloop_o, *start_o, *before_o, *preds_o, *owners_o, *ends_o;
+    if (!PyArg_ParseTuple(o, "iiiOOOOOOO", &m->nv, &m->kv, &m->cls, &order_o, &selfloop_o, &start_o, &before_o,
+                          &preds_o, &owners_o, &ends_o))
         return -1;
     if (m->nv <= 0 || m->nv > MAXV || m->kv < 0 || m->kv >= m->nv || !PyTuple_Check(owners_o) ||
         PyTuple_GET_SIZE(owners_o) >= MAXV || !PyTuple_Check(ends_o) || PyTuple_GET_SIZE(ends_o) > m->nv ||
@@ -328,11 +382,16 @@ static int parse_member(PyObject *o, Mem *m) {
     m->nc = (int)PyTuple_GET_SIZE(owners_o);
     m->stride = 1 + m->nc;
     m->nends = (int)PyTuple_GET_SIZE(ends_o);
-    if (int_tuple(selfloop_o, m->nv, m->selfloop, "selfloop") < 0 || int_tuple(start_o, m->nv, m->start, "start") < 0 ||
-        int_tuple(before_o, m->nv, m->before, "before") < 0 || int_tuple(owners_o, m->nc, m->owner, "owners") < 0 ||
-        int_tuple(ends_o, m->nends, m->ends, "ends") < 0)
+    if (int_tuple(order_o, m->nv, m->order, "order") < 0 || int_tuple(selfloop_o, m->nv, m->selfloop, "selfloop") < 0 ||
+        int_tuple(start_o, m->nv, m->start, "start") < 0 || int_tuple(before_o, m->nv, m->before, "before") < 0 ||
+        int_tuple(owners_o, m->nc, m->owner, "owners") < 0 || int_tuple(ends_o, m->nends, m->ends, "ends") < 0)
         return -1;
+    int seen[MAXV] = {0};
     for (int i = 0; i < m->nv; i++) {
+        if (m->order[i] < 0 || m->order[i] >= m->nv || seen[m->order[i]]++) {
+            PyErr_SetString(PyExc_ValueError, "order: a permutation of the variables expected");
+            return -1;
+        }
         PyObject *p = PyTuple_GET_ITEM(preds_o, i);
         if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) > m->nv) {
             PyErr_SetString(PyExc_TypeError, "preds: a tuple per variable expected");
@@ -356,89 +415,135 @@ static int parse_member(PyObject *o, Mem *m) {
             PyErr_SetString(PyExc_ValueError, "owners: index out of range");
             return -1;
         }
+    m->needG = 0;
+    for (int c = 0; c < m->nc; c++)
+        if (m->owner[c] == m->kv) m->needG = 1;
     m->nother = 0;
     for (int a = 0; a < m->npred[m->kv]; a++)
         if (m->pred[m->kv][a] != m->kv) m->other[m->nother++] = m->pred[m->kv][a];
     return 0;
 }
 
+/* bool buffers of one length each, kept in views[]; returns how many were taken (on error -1
+ * after releasing them) */
+static int get_masks(PyObject *tuple, Py_buffer *views, Py_ssize_t rows, const char *what) {
+    if (!PyTuple_Check(tuple)) {
+        PyErr_Format(PyExc_TypeError, "%s: a tuple of bool buffers expected", what);
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(tuple, i), &views[i], PyBUF_C_CONTIGUOUS) < 0 ||
+            (views[i].len != rows && (PyBuffer_Release(&views[i]), 1))) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: one byte per row expected", what);
+            for (Py_ssize_t x = 0; x < i; x++) PyBuffer_Release(&views[x]);
+            return -1;
+        }
+    }
+    return (int)n;
+}
+
 static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *t_o, *ps_o, *klev_o, *chain_o, *level_o, *op_o, *om_o, *ov_o, *mem_o;
-    int nchains, nclasses, per_window;
+    PyObject *ts_o, *idx_o, *ps_o, *km_o, *chains_o, *om_o, *subs_o, *mem_o;
+    int per_window;
     long long within, slide;
-    if (!PyArg_ParseTuple(args, "OOOOOiOOOOiLLp", &t_o, &ps_o, &klev_o, &chain_o, &level_o, &nchains, &op_o, &om_o,
-                          &ov_o, &mem_o, &nclasses, &within, &slide, &per_window))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOLLp", &ts_o, &idx_o, &ps_o, &km_o, &chains_o, &om_o, &subs_o, &mem_o, &within,
+                          &slide, &per_window))
         return NULL;
-    if (within <= 0 || slide <= 0 || nchains < 0 || nclasses <= 0 || !PyTuple_Check(mem_o) ||
-        PyTuple_GET_SIZE(mem_o) == 0) {
-        PyErr_SetString(PyExc_ValueError, "positive within / slide, classes and members expected");
+    if (within <= 0 || slide <= 0 || !PyTuple_Check(mem_o) || PyTuple_GET_SIZE(mem_o) == 0 || !PyTuple_Check(km_o) ||
+        !PyTuple_Check(chains_o) || !PyTuple_Check(om_o) || !PyTuple_Check(subs_o) ||
+        PyTuple_GET_SIZE(subs_o) != PyTuple_GET_SIZE(om_o)) {
+        PyErr_SetString(PyExc_ValueError, "positive within / slide, members, and tuples of masks expected");
         return NULL;
     }
     State s;
     memset(&s, 0, sizeof(s));
-    Py_buffer tv = {0}, psv = {0}, klv = {0}, opv = {0}, omv = {0}, ovv = {0};
-    int got = 0;
+    Py_buffer tsv = {0}, idxv = {0}, psv = {0};
+    Py_buffer *kmv = NULL, *omv = NULL;
+    int got_ts = 0, got_idx = 0, got_ps = 0, nkm = 0, nom = 0;
     PyObject *result = NULL;
-    int *chain_of = calloc(nclasses, sizeof(int)), *level_of = calloc(nclasses, sizeof(int));
-    int *chain_len = calloc(nchains + 1, sizeof(int)), *chain_base = calloc(nchains + 1, sizeof(int));
-    int64_t *kcount = NULL;
-    int *chain_cls = NULL;
+    int C = (int)PyTuple_GET_SIZE(km_o), H = (int)PyTuple_GET_SIZE(chains_o), D = (int)PyTuple_GET_SIZE(om_o);
+    int *chain_start = calloc((size_t)H + 1, sizeof(int)), *chain_cls = calloc((size_t)C + 1, sizeof(int));
+    int *sub_start = calloc((size_t)D + 1, sizeof(int)), *sub_pairs = NULL;
+    int64_t *kcount = calloc((size_t)C + 1, sizeof(int64_t));
+    int64_t *cnt = NULL;
+    int *touched = NULL, *is_touched = NULL;
+    const char **kmask = calloc((size_t)C + 1, sizeof(char *)), **omask = calloc((size_t)D + 1, sizeof(char *));
+    kmv = calloc((size_t)C + 1, sizeof(Py_buffer));
+    omv = calloc((size_t)D + 1, sizeof(Py_buffer));
     s.M = (int)PyTuple_GET_SIZE(mem_o);
-    s.C = nclasses;
+    s.C = C;
     s.m = calloc(s.M, sizeof(Mem));
-    s.cls_start = calloc(nclasses + 1, sizeof(int));
+    s.cls_start = calloc((size_t)C + 1, sizeof(int));
     s.cls_members = calloc(s.M, sizeof(int));
-    if (!chain_of || !level_of || !chain_len || !chain_base || !s.m || !s.cls_start || !s.cls_members) {
+    s.F = calloc((size_t)C + 1, sizeof(u128));
+    s.G = calloc((size_t)C + 1, sizeof(u128));
+    s.irr = calloc((size_t)C + 1, sizeof(int64_t));
+    s.pend_v = calloc((size_t)s.M + 1, sizeof(int));
+    s.pend_k = calloc((size_t)s.M + 1, sizeof(int64_t));
+    s.pending = calloc((size_t)s.M + 1, sizeof(int));
+    s.listed = calloc((size_t)s.M + 1, 1);
+    if (!s.listed || !s.irr || !s.pend_v || !s.pend_k || !s.pending || !chain_start || !chain_cls || !sub_start || !kcount || !kmask || !omask || !kmv || !omv || !s.m ||
+        !s.cls_start || !s.cls_members || !s.F || !s.G) {
         PyErr_NoMemory();
         goto done;
     }
-    if (int_tuple(chain_o, nclasses, chain_of, "chain_of") < 0 || int_tuple(level_o, nclasses, level_of, "level_of") < 0)
-        goto done;
-    for (int c = 0; c < nclasses; c++) {
-        if (chain_of[c] < 0 || chain_of[c] >= nchains || level_of[c] < 0) {
-            PyErr_SetString(PyExc_ValueError, "chain_of / level_of out of range");
-            goto done;
-        }
-        if (level_of[c] + 1 > chain_len[chain_of[c]]) chain_len[chain_of[c]] = level_of[c] + 1;
-    }
-    for (int h = 0; h < nchains; h++) chain_base[h + 1] = chain_base[h] + chain_len[h];
-    kcount = calloc(chain_base[nchains] + 1, sizeof(int64_t));
-    chain_cls = calloc(chain_base[nchains] + 1, sizeof(int));
-    if (!kcount || !chain_cls) {
-        PyErr_NoMemory();
+    if (C <= 0) {
+        PyErr_SetString(PyExc_ValueError, "at least one class expected");
         goto done;
     }
-    for (int x = 0; x < chain_base[nchains]; x++) chain_cls[x] = -1;
-    for (int c = 0; c < nclasses; c++) {
-        int x = chain_base[chain_of[c]] + level_of[c];
-        if (chain_cls[x] >= 0) {
-            PyErr_SetString(PyExc_ValueError, "two classes at one level of a chain");
+    /* chains: a partition of the classes */
+    {
+        int x = 0;
+        char *used = calloc((size_t)C, 1);
+        if (!used) {
+            PyErr_NoMemory();
             goto done;
         }
-        chain_cls[x] = c;
+        for (int h = 0; h < H; h++) {
+            PyObject *ch = PyTuple_GET_ITEM(chains_o, h);
+            int len = PyTuple_Check(ch) ? (int)PyTuple_GET_SIZE(ch) : -1;
+            if (len <= 0 || x + len > C || int_tuple(ch, len, chain_cls + x, "chains") < 0) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "chains: non-empty tuples of classes expected");
+                free(used);
+                goto done;
+            }
+            for (int l = 0; l < len; l++) {
+                int c = chain_cls[x + l];
+                if (c < 0 || c >= C || used[c]++) {
+                    PyErr_SetString(PyExc_ValueError, "chains: each class in exactly one chain expected");
+                    free(used);
+                    goto done;
+                }
+            }
+            chain_start[h] = x;
+            x += len;
+        }
+        chain_start[H] = x;
+        free(used);
+        if (x != C) {
+            PyErr_SetString(PyExc_ValueError, "chains: each class in exactly one chain expected");
+            goto done;
+        }
     }
-    for (int x = 0; x < chain_base[nchains]; x++)
-        if (chain_cls[x] < 0) {
-            PyErr_SetString(PyExc_ValueError, "a chain level without a class");
-            goto done;
-        }
-    int off = 0, maxnc = 0;
+    int off = 0, maxnc = 0, maxnv = 0;
     for (int j = 0; j < s.M; j++) {
         if (parse_member(PyTuple_GET_ITEM(mem_o, j), &s.m[j]) < 0) goto done;
-        if (s.m[j].cls < 0 || s.m[j].cls >= nclasses) {
+        if (s.m[j].cls < 0 || s.m[j].cls >= C) {
             PyErr_SetString(PyExc_ValueError, "member class out of range");
             goto done;
         }
         s.m[j].off = off;
         off += s.m[j].nv * s.m[j].stride;
         if (s.m[j].nc > maxnc) maxnc = s.m[j].nc;
+        if (s.m[j].nv > maxnv) maxnv = s.m[j].nv;
         s.cls_start[s.m[j].cls + 1]++;
     }
     s.size = off;
     s.width = 1 + maxnc;
-    for (int c = 0; c < nclasses; c++) s.cls_start[c + 1] += s.cls_start[c];
+    for (int c = 0; c < C; c++) s.cls_start[c + 1] += s.cls_start[c];
     {
-        int *fill = calloc((size_t)s.C, sizeof(int));
+        int *fill = calloc((size_t)C, sizeof(int));
         if (!fill) {
             PyErr_NoMemory();
             goto done;
@@ -449,50 +554,80 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         free(fill);
     }
-    if (get_buf(t_o, &tv, 8, "t") < 0) goto done;
-    got = 1;
-    if (get_buf(ps_o, &psv, 8, "pstarts") < 0) goto done;
-    got = 2;
-    if (get_buf(klev_o, &klv, 4, "klev") < 0) goto done;
-    got = 3;
-    if (get_buf(op_o, &opv, 8, "ownpos") < 0) goto done;
-    got = 4;
-    if (get_buf(om_o, &omv, 4, "ownmem") < 0) goto done;
-    got = 5;
-    if (get_buf(ov_o, &ovv, 4, "ownvar") < 0) goto done;
-    got = 6;
-    Py_ssize_t n = tv.len / 8, nparts = psv.len / 8, nown = opv.len / 8;
-    if (klv.len / 4 != n * nchains || omv.len / 4 != nown || ovv.len / 4 != nown) {
-        PyErr_SetString(PyExc_ValueError, "klev / own arrays: sizes do not match");
+    /* subscribers of the own masks */
+    for (int d = 0; d < D; d++) {
+        PyObject *sb = PyTuple_GET_ITEM(subs_o, d);
+        if (!PyTuple_Check(sb) || PyTuple_GET_SIZE(sb) % 2) {
+            PyErr_SetString(PyExc_TypeError, "subs: flat tuples of (member, variable) expected");
+            goto done;
+        }
+        sub_start[d + 1] = sub_start[d] + (int)PyTuple_GET_SIZE(sb) / 2;
+    }
+    sub_pairs = calloc((size_t)sub_start[D] * 2 + 1, sizeof(int));
+    cnt = calloc((size_t)s.M * maxnv + 1, sizeof(int64_t));
+    touched = calloc((size_t)s.M + 1, sizeof(int));
+    is_touched = calloc((size_t)s.M + 1, sizeof(int));
+    if (!sub_pairs || !cnt || !touched || !is_touched) {
+        PyErr_NoMemory();
         goto done;
     }
-    const int64_t *t = tv.buf, *ps = psv.buf, *opos = opv.buf;
-    const int32_t *klev = klv.buf, *omem = omv.buf, *ovar = ovv.buf;
+    for (int d = 0; d < D; d++) {
+        PyObject *sb = PyTuple_GET_ITEM(subs_o, d);
+        int len = (int)PyTuple_GET_SIZE(sb);
+        if (int_tuple(sb, len, sub_pairs + 2 * sub_start[d], "subs") < 0) goto done;
+        for (int a = 0; a < len; a += 2) {
+            int j = sub_pairs[2 * sub_start[d] + a], v = sub_pairs[2 * sub_start[d] + a + 1];
+            if (j < 0 || j >= s.M || v < 0 || v >= s.m[j].nv || v == s.m[j].kv) {
+                PyErr_SetString(PyExc_ValueError, "subs: a member and one of its variables other than K expected");
+                goto done;
+            }
+        }
+    }
+    if (PyObject_GetBuffer(ts_o, &tsv, PyBUF_C_CONTIGUOUS) < 0) goto done;
+    got_ts = 1;
+    if (tsv.len % 8) {
+        PyErr_SetString(PyExc_TypeError, "ts: an int64 buffer expected");
+        goto done;
+    }
+    Py_ssize_t rows = tsv.len / 8;
+    if (idx_o != Py_None) {
+        if (PyObject_GetBuffer(idx_o, &idxv, PyBUF_C_CONTIGUOUS) < 0) goto done;
+        got_idx = 1;
+        if (idxv.len % 8) {
+            PyErr_SetString(PyExc_TypeError, "idx: an int64 buffer expected");
+            goto done;
+        }
+    }
+    if (PyObject_GetBuffer(ps_o, &psv, PyBUF_C_CONTIGUOUS) < 0) goto done;
+    got_ps = 1;
+    if ((nkm = get_masks(km_o, kmv, rows, "kmasks")) < 0) {
+        nkm = 0;
+        goto done;
+    }
+    if ((nom = get_masks(om_o, omv, rows, "omasks")) < 0) {
+        nom = 0;
+        goto done;
+    }
+    for (int c = 0; c < C; c++) kmask[c] = kmv[c].buf;
+    for (int d = 0; d < D; d++) omask[d] = omv[d].buf;
+    const int64_t *ts = tsv.buf, *idx = got_idx ? idxv.buf : NULL, *ps = psv.buf;
+    Py_ssize_t n = got_idx ? idxv.len / 8 : rows, nparts = psv.len / 8;
     if (n && (nparts == 0 || ps[0] != 0)) {
         PyErr_SetString(PyExc_ValueError, "pstarts: increasing positions from 0 expected");
         goto done;
     }
     for (Py_ssize_t p = 1; p < nparts; p++)
-        if (ps[p] <= ps[p - 1] || ps[p] > n) {
+        if (ps[p] <= ps[p - 1] || ps[p] >= n) {
             PyErr_SetString(PyExc_ValueError, "pstarts: increasing positions from 0 expected");
             goto done;
         }
-    for (Py_ssize_t x = 0; x < nown; x++) {
-        if (opos[x] < 0 || opos[x] >= n || (x && opos[x] < opos[x - 1]) || omem[x] < 0 || omem[x] >= s.M ||
-            ovar[x] < 0 || ovar[x] >= s.m[omem[x]].nv || ovar[x] == s.m[omem[x]].kv) {
-            PyErr_SetString(PyExc_ValueError, "own events: sorted positions and valid members / variables expected");
+    for (Py_ssize_t i = 0; idx && i < n; i++)
+        if (idx[i] < 0 || idx[i] >= rows) {
+            PyErr_SetString(PyExc_ValueError, "idx: a row out of range");
             goto done;
         }
-    }
-    for (Py_ssize_t x = 0; x < n * nchains; x++) {
-        int h = (int)(x % (nchains ? nchains : 1));
-        if (klev[x] < 0 || klev[x] > chain_len[h]) {
-            PyErr_SetString(PyExc_ValueError, "klev: level out of range");
-            goto done;
-        }
-    }
     s.cap = within / slide + 2;
-    if (s.cap > (1 << 20) || s.cap * (int64_t)(s.size + 2 * s.M + 2 * s.C) > ((int64_t)1 << 27)) {
+    if (s.cap > (1 << 20) || s.cap * (int64_t)(s.size + 2 * s.M) > ((int64_t)1 << 27)) {
         result = Py_None;
         Py_INCREF(result);
         goto done;
@@ -501,106 +636,122 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     s.st = calloc(s.cap * s.size, sizeof(u128));
     s.snapF = calloc(s.cap * s.M, sizeof(u128));
     s.snapG = calloc(s.cap * s.M, sizeof(u128));
-    s.F = calloc(s.cap * s.C, sizeof(u128));
-    s.G = calloc(s.cap * s.C, sizeof(u128));
+    s.snapI = calloc(s.cap * s.M, sizeof(int64_t));
     s.wbursts = calloc(s.cap, sizeof(int64_t));
     s.wsnaps = calloc(s.cap, sizeof(int64_t));
-    if (!s.st || !s.snapF || !s.snapG || !s.F || !s.G || !s.wbursts || !s.wsnaps) {
+    for (int j = 0; j < s.M; j++) s.pend_v[j] = -1;
+    if (!s.st || !s.snapF || !s.snapG || !s.snapI || !s.wbursts || !s.wsnaps) {
         PyErr_NoMemory();
         goto done;
     }
     int failed = 0, too_big = 0;
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t x = 0; /* next own event */
-    Py_ssize_t p = 0; /* partition of row i: ps[p] <= i < ps[p + 1] */
+    Py_ssize_t p = 0;
     int in_graphlet = 0;
     s.part = -1;
     for (Py_ssize_t lo = 0; lo < n && !failed;) {
         while (p + 1 < nparts && ps[p + 1] <= lo) p++;
         Py_ssize_t pend = p + 1 < nparts ? ps[p + 1] : n;
-        int64_t ts = t[lo];
+        int64_t t = ts[idx ? idx[lo] : lo];
         Py_ssize_t hi = lo + 1;
-        while (hi < pend && t[hi] == ts) hi++;
+        while (hi < pend && ts[idx ? idx[hi] : hi] == t) hi++;
+        int64_t kmin = floordiv(t - within, slide) + 1, kmax = floordiv(t, slide);
+        if (p != s.part || kmin != s.lo || kmax != s.lo + s.count - 1) flush_all(&s); /* the open windows change */
         if (p != s.part) {
             if (close_below(&s, INT64_MAX) < 0) {
                 failed = 1;
                 break;
             }
             s.part = p;
+            for (int c = 0; c < C; c++) {
+                s.F[c] = 1;
+                s.G[c] = 0;
+            }
             in_graphlet = 0;
         }
-        int64_t kmin = floordiv(ts - within, slide) + 1, kmax = floordiv(ts, slide);
         if (close_below(&s, kmin) < 0) {
             failed = 1;
             break;
         }
         open_upto(&s, kmin, kmax);
-        /* this time stamp's own events: [x, xe) */
-        Py_ssize_t xe = x;
-        while (xe < nown && opos[xe] < hi) xe++;
-        int touched = xe > x, any = 0;
-        /* steps of variables ranked before K (its successors): the state before K's events */
-        for (int phase = 1; phase >= 0; phase--) {
-            Py_ssize_t y = x;
-            while (y < xe) {
-                int j = omem[y], v = ovar[y];
-                Py_ssize_t z = y + 1;
-                while (z < xe && omem[z] == j && ovar[z] == v) z++;
-                if (s.m[j].before[v] == phase) {
-                    for (int64_t k = kmin; k <= kmax; k++) own_step(&s, j, slot(&s, k), v, (int64_t)(z - y));
+        /* this time stamp's events: K per chain level, the members' own per variable */
+        int ntouched = 0;
+        int64_t kk = 0;
+        for (Py_ssize_t i = lo; i < hi; i++) {
+            Py_ssize_t r = idx ? idx[i] : i;
+            int matched = 0;
+            for (int h = 0; h < H; h++) {
+                int a = chain_start[h], b = chain_start[h + 1] - 1; /* b: the chain's largest class */
+                if (!kmask[chain_cls[b]][r]) continue;
+                while (a < b) { /* the first class of the chain matching r */
+                    int mid = (a + b) / 2;
+                    if (kmask[chain_cls[mid]][r]) b = mid;
+                    else a = mid + 1;
                 }
-                y = z;
+                kcount[a]++;
+                matched = 1;
             }
-            if (phase == 0) break;
-            /* the events of K at this time stamp: per class, the prefix sums of the levels */
-            int64_t kk = 0;
-            if (nchains) {
-                memset(kcount, 0, chain_base[nchains] * sizeof(int64_t));
-                for (Py_ssize_t i = lo; i < hi; i++) {
-                    int matched = 0;
-                    for (int h = 0; h < nchains; h++) {
-                        int l = klev[i * nchains + h];
-                        if (l < chain_len[h]) {
-                            kcount[chain_base[h] + l]++;
-                            matched = 1;
-                        }
-                    }
-                    kk += matched;
-                }
-                any = kk > 0;
-            }
-            if (!any) continue;
-            if (kk > K_MAX) {
-                too_big = 1;
-                failed = 1;
-                break;
-            }
-            if (!in_graphlet) s.graphlets++;
-            for (int64_t k = kmin; k <= kmax; k++) {
-                Py_ssize_t w = slot(&s, k);
-                s.bursts++;
-                s.shared_events += kk;
-                s.wbursts[w]++;
-                for (int h = 0; h < nchains; h++) {
-                    int64_t run = 0;
-                    for (int l = 0; l < chain_len[h]; l++) {
-                        run += kcount[chain_base[h] + l];
-                        if (!run) continue;
-                        int c = chain_cls[chain_base[h] + l];
-                        u128 *F = &s.F[w * s.C + c], *G = &s.G[w * s.C + c];
-                        if (*F > F_REBASE || *G > G_REBASE) rebase(&s, c, w);
-                        u128 f = (u128)(1 + run);
-                        *G = *G * f + (u128)run * *F;
-                        *F = *F * f;
-                        s.updates++;
+            kk += matched;
+            for (int d = 0; d < D; d++) {
+                if (!omask[d][r]) continue;
+                for (int x = sub_start[d]; x < sub_start[d + 1]; x++) {
+                    int j = sub_pairs[2 * x], v = sub_pairs[2 * x + 1];
+                    cnt[j * maxnv + v]++;
+                    if (!is_touched[j]) {
+                        is_touched[j] = 1;
+                        touched[ntouched++] = j;
                     }
                 }
             }
         }
-        in_graphlet = any && !touched;
-        x = xe;
+        if (kk > K_MAX) {
+            too_big = failed = 1;
+            break;
+        }
+        for (int phase = 1; phase >= 0; phase--) {
+            /* the members' own steps: variables ranked before K (its successors) see the
+             * state before K's events of this time stamp, the others the state after */
+            for (int x = 0; x < ntouched; x++) {
+                int j = touched[x];
+                Mem *m = &s.m[j];
+                for (int o = 0; o < m->nv; o++) {
+                    int v = m->order[o];
+                    int64_t c = cnt[j * maxnv + v];
+                    if (c && m->before[v] == phase) own_events(&s, j, v, c);
+                }
+            }
+            if (phase == 0 || !kk) continue;
+            if (!in_graphlet) s.graphlets++;
+            int64_t live = kmax - kmin + 1;
+            s.bursts += live;
+            s.shared_events += kk * live;
+            for (int64_t k = kmin; k <= kmax; k++) s.wbursts[slot(&s, k)]++;
+            for (int h = 0; h < H; h++) {
+                int64_t run = 0;
+                for (int l = chain_start[h]; l < chain_start[h + 1]; l++) {
+                    run += kcount[l];
+                    kcount[l] = 0;
+                    if (!run) continue;
+                    int c = chain_cls[l];
+                    for (int x = s.cls_start[c]; x < s.cls_start[c + 1]; x++) flush(&s, s.cls_members[x]);
+                    if (s.F[c] > F_REBASE || s.G[c] > G_REBASE) rebase(&s, c);
+                    u128 f = (u128)(1 + run);
+                    if (run & (run + 1)) s.irr[c]++; /* 1 + run no power of 2 */
+                    s.G[c] = s.G[c] * f + (u128)run * s.F[c];
+                    s.F[c] = s.F[c] * f;
+                    s.updates++;
+                }
+            }
+        }
+        for (int x = 0; x < ntouched; x++) {
+            int j = touched[x];
+            is_touched[j] = 0;
+            for (int v = 0; v < s.m[j].nv; v++) cnt[j * maxnv + v] = 0;
+        }
+        in_graphlet = kk && !ntouched;
         lo = hi;
     }
+    if (!failed) flush_all(&s);
     if (!failed && close_below(&s, INT64_MAX) < 0) failed = 1;
     Py_END_ALLOW_THREADS
     if (too_big) {
@@ -626,26 +777,37 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         (long long)s.graphlets, (long long)s.bursts, (long long)s.shared_events, (long long)s.snapshots,
         (long long)s.rebases, (long long)s.updates, pw);
 done:
-    if (got >= 1) PyBuffer_Release(&tv);
-    if (got >= 2) PyBuffer_Release(&psv);
-    if (got >= 3) PyBuffer_Release(&klv);
-    if (got >= 4) PyBuffer_Release(&opv);
-    if (got >= 5) PyBuffer_Release(&omv);
-    if (got >= 6) PyBuffer_Release(&ovv);
-    free(chain_of);
-    free(level_of);
-    free(chain_len);
-    free(chain_base);
-    free(kcount);
+    if (got_ts) PyBuffer_Release(&tsv);
+    if (got_idx) PyBuffer_Release(&idxv);
+    if (got_ps) PyBuffer_Release(&psv);
+    for (int c = 0; c < nkm; c++) PyBuffer_Release(&kmv[c]);
+    for (int d = 0; d < nom; d++) PyBuffer_Release(&omv[d]);
+    free(kmv);
+    free(omv);
+    free(kmask);
+    free(omask);
+    free(chain_start);
     free(chain_cls);
+    free(sub_start);
+    free(sub_pairs);
+    free(kcount);
+    free(cnt);
+    free(touched);
+    free(is_touched);
     free(s.m);
     free(s.cls_start);
     free(s.cls_members);
+    free(s.F);
+    free(s.G);
     free(s.st);
     free(s.snapF);
     free(s.snapG);
-    free(s.F);
-    free(s.G);
+    free(s.snapI);
+    free(s.irr);
+    free(s.pend_v);
+    free(s.pend_k);
+    free(s.pending);
+    free(s.listed);
     free(s.wbursts);
     free(s.wsnaps);
     free(s.omem);

@@ -72,88 +72,70 @@ def run(
     if not available() or (stats is not None and stats.trace is not None):
         return None
     layouts = [Layout.of(q) for q in queries]
-    if not all(lay.counts_only and lay.rank is not None for lay in layouts):
+    if not all(lay.ok and lay.counts_only and lay.rank is not None for lay in layouts):
         return None
     n = len(idx)
     out: dict[str, dict[tuple[int, int], WindowResult]] = {q.name: {} for q in queries}
     if n == 0:
         return out
-    t = np.ascontiguousarray(ts[idx], dtype=np.int64)
     kid = np.asarray(kid)
     newp = np.ones(n, dtype=bool)
     newp[1:] = kid[1:] != kid[:-1]
     pstarts = np.flatnonzero(newp).astype(np.int64)
-    newg = newp.copy()
-    newg[1:] |= t[1:] != t[:-1]
-    gfirst = np.flatnonzero(newg)
-    group_start = gfirst[np.cumsum(newg) - 1]  # per visited position: its time stamp's first
+    ts = np.ascontiguousarray(ts, dtype=np.int64)
+    # every row visited (the usual case: the group's queries cover the stream): no index
+    visit = None if n == len(ts) else np.ascontiguousarray(idx, dtype=np.int64)
 
-    # classes: the members matching the same events of K; then chains of nested classes
-    class_of: dict[bytes, int] = {}
-    cmasks: list[np.ndarray] = []
-    member_class = []
-    for q in queries:
-        km = np.asarray(masks[q.name][shared[q.name]])[idx]
-        key = np.packbits(km).tobytes()
-        c = class_of.get(key)
-        if c is None:
-            c = class_of[key] = len(cmasks)
-            cmasks.append(km)
-        member_class.append(c)
-    chain_list = chains(cmasks)
-    klev = np.empty((n, len(chain_list)), dtype=np.int32)
-    chain_of = [0] * len(cmasks)
-    level_of = [0] * len(cmasks)
-    for h, chain in enumerate(chain_list):
-        col = np.full(n, len(chain), dtype=np.int32)
-        for level in range(len(chain) - 1, -1, -1):
-            c = chain[level]
-            col[cmasks[c]] = level
-            chain_of[c], level_of[c] = h, level
-        klev[:, h] = col
+    # classes: the members matching the same events of K (the same mask object, or equal
+    # masks); then chains of nested classes
+    def distinct(mask: np.ndarray, found: dict[Any, int], kept: list[np.ndarray]) -> int:
+        d = found.get(id(mask))
+        if d is None:
+            key = np.packbits(mask).tobytes()
+            d = found.get(key)
+            if d is None:
+                d = found[key] = len(kept)
+                kept.append(np.ascontiguousarray(mask, dtype=bool))
+            found[id(mask)] = d
+        return d
 
-    # the members' own events (their variables other than K), by time stamp, member, rank
-    pos_parts, mem_parts, var_parts, rank_parts = [], [], [], []
+    kfound: dict[Any, int] = {}
+    kmasks: list[np.ndarray] = []
+    member_class = [distinct(np.asarray(masks[q.name][shared[q.name]]), kfound, kmasks) for q in queries]
+    # nested over every row of the key set (then also over the visited ones)
+    chain_list = chains(kmasks)
+
+    # the members' own events: the distinct masks of their other variables, each with the
+    # (member, variable) pairs it feeds
+    ofound: dict[Any, int] = {}
+    omasks: list[np.ndarray] = []
+    subs: list[list[int]] = []
     members = []
     for j, (q, lay) in enumerate(zip(queries, layouts, strict=True)):
         kv = lay.index[shared[q.name]]
-        seen = np.asarray(masks[q.name][shared[q.name]])[idx].copy()
-        assert lay.rank is not None
+        types = [q.variables[v].type for v in lay.vars]
+        if len(set(types)) < len(types) and _overlap(q, lay, masks[q.name]):
+            return None  # a row matching two variables of one query: the Python executor
         for v, name in enumerate(lay.vars):
             if v == kv:
                 continue
-            m = np.asarray(masks[q.name][name])[idx]
-            if np.any(m & seen):  # a row matching two variables of one query
-                return None
-            seen |= m
-            rows = np.flatnonzero(m)
-            pos_parts.append(group_start[rows])
-            mem_parts.append(np.full(len(rows), j, dtype=np.int32))
-            var_parts.append(np.full(len(rows), v, dtype=np.int32))
-            rank_parts.append(np.full(len(rows), lay.rank[v], dtype=np.int32))
-        owners = tuple(lay.index.get(e, -1) for e in lay.cvars)
+            d = distinct(np.asarray(masks[q.name][name]), ofound, omasks)
+            if d == len(subs):
+                subs.append([])
+            subs[d] += [j, v]
+        assert lay.rank is not None
+        rank = lay.rank
         members.append((
-            len(lay.vars), kv, member_class[j],
+            len(lay.vars), kv, member_class[j], tuple(sorted(range(len(lay.vars)), key=lambda v: rank[v])),
             tuple(int(x) for x in lay.selfloop), tuple(int(x) for x in lay.start),
-            tuple(int(lay.rank[v] < lay.rank[kv]) for v in range(len(lay.vars))),
-            tuple(tuple(p) for p in lay.preds), owners, tuple(lay.end),
+            tuple(int(rank[v] < rank[kv]) for v in range(len(lay.vars))),
+            tuple(tuple(p) for p in lay.preds), tuple(lay.index.get(e, -1) for e in lay.cvars), tuple(lay.end),
         ))
-    if pos_parts:
-        opos = np.concatenate(pos_parts).astype(np.int64)
-        omem = np.concatenate(mem_parts)
-        ovar = np.concatenate(var_parts)
-        order = np.lexsort((np.concatenate(rank_parts), omem, opos))
-        opos, omem, ovar = opos[order], omem[order], ovar[order]
-    else:
-        opos = np.zeros(0, dtype=np.int64)
-        omem = ovar = np.zeros(0, dtype=np.int32)
     per_window = stats is not None and stats.per_window is not None
     first = queries[0]
     got = _typed.run(
-        t, pstarts, np.ascontiguousarray(klev), tuple(chain_of), tuple(level_of), len(chain_list),
-        np.ascontiguousarray(opos), np.ascontiguousarray(omem, dtype=np.int32),
-        np.ascontiguousarray(ovar, dtype=np.int32), tuple(members), len(cmasks),
-        int(first.within), int(first.slide), per_window,
+        ts, visit, pstarts, tuple(kmasks), tuple(tuple(c) for c in chain_list), tuple(omasks),
+        tuple(tuple(x) for x in subs), tuple(members), int(first.within), int(first.slide), per_window,
     )
     if got is None:
         return None
@@ -208,3 +190,14 @@ def run(
             for key, trends in zip(keys, values[lo:hi, 0].tolist(), strict=True):
                 target[key] = WindowResult(trends)
     return out
+
+
+def _overlap(query: CompiledQuery, layout: Layout, masks: Mapping[str, np.ndarray]) -> bool:
+    """Whether a row matches two variables of one type of ``query``."""
+    by_type: dict[str, list[np.ndarray]] = {}
+    for v in layout.vars:
+        by_type.setdefault(query.variables[v].type, []).append(np.asarray(masks[v]))
+    for ms in by_type.values():
+        if len(ms) > 1 and np.any(np.sum(ms, axis=0) > 1):
+            return True
+    return False
