@@ -105,12 +105,13 @@ def hamlet_typed(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, An
     by_form = [[sh for sh in shapes if bool(sh[0]) == b and bool(sh[1]) == a] for b, a in ((True, False), (True, True), (False, True))]
     for forms in by_form:
         rng.shuffle(forms)
+    by_form = [forms for forms in by_form if forms]  # a stream of one other type has no SEQ(Ti, K+, Tj)
     within, slide = window_minutes(p)
     specs = []
     for i in range(n):
-        forms = by_form[i % 3]
-        before, after = forms[(i // 3) % len(forms)]
-        pattern = seq(*(atom(t) for t in before), plus(atom(k)), *(atom(t) for t in after))
+        forms = by_form[i % len(by_form)]
+        before, after = forms[(i // len(by_form)) % len(forms)]
+        pattern = alias_repeated(seq(*(atom(t) for t in before), plus(atom(k)), *(atom(t) for t in after)))
         kv = first_in_kleene(occurrences(pattern))
         conds = [compare("<", kv.var, attr, literal_value(facts, attr, rng))] if attr else []
         query = build_query(

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trendlake.optimizer.candidates import Candidates, kleene
-from trendlake.optimizer.cost import SNAPSHOT_COST
+from trendlake.optimizer.cost import CLASS_UPDATE_COST, PYTHON_SNAPSHOT_COST, SNAPSHOT_COST
+from trendlake.optimizer.planners.hamlet import counts_only
 
 __all__ = ["every_sharable_set", "plan"]
 
@@ -39,9 +40,13 @@ def _groups(entries: Mapping[str, dict[str, Any]], candidates: Candidates, decis
         members = {q: v for q, v in cand.variables.items() if q not in taken}
         if len(members) < 2:
             continue
+        if not cand.graph and all(counts_only(entries[q]) for q in members):  # the compiled pass
+            parameters = {"snapshot_cost": SNAPSHOT_COST, "class_update_cost": CLASS_UPDATE_COST}
+        else:
+            parameters = {"snapshot_cost": PYTHON_SNAPSHOT_COST}
         groups.append(kleene.group(
             entries, members, cand.type, graph=cand.graph, decision=decision, same_predicates=False,
-            parameters={"snapshot_cost": SNAPSHOT_COST}, estimated_cost=(0.0, 0.0),
+            parameters=parameters, estimated_cost=(0.0, 0.0),
         ))
         taken.update(members)
     return groups

@@ -48,7 +48,8 @@
  *   pstarts) and window index of each (member, window) with a trend, as bytes; per such
  *   result 1 + max COUNT(E) keys counts (the trends, then COUNT(E) per key, summed over the
  *   END variables) as (low, high) uint64 pairs, all ones for a saturated count; stats
- *   (windows, graphlets, bursts, shared events, snapshots, rebases, coefficient updates);
+ *   (windows, graphlets, bursts, shared events, snapshots, rebases, coefficient updates, own
+ *   steps: a member's events of one variable applied to one window);
  *   with per_window, int64 (partition, window, bursts, snapshots) per window where anything
  *   happened, else None. None where more than 2**30 events of K share a time stamp or a
  *   window spans too many slides.
@@ -134,7 +135,7 @@ typedef struct {
     Py_ssize_t npw, pwcap;
     int per_window;
     /* stats */
-    int64_t windows, graphlets, bursts, shared_events, snapshots, rebases, updates;
+    int64_t windows, graphlets, bursts, shared_events, snapshots, rebases, updates, steps;
 } State;
 
 static inline int bitlen(u128 x) {
@@ -193,6 +194,7 @@ static void bring(State *s, int j, Py_ssize_t w) {
 static void own_step(State *s, int j, Py_ssize_t w, int v, int64_t k) {
     Mem *m = &s->m[j];
     bring(s, j, w);
+    s->steps++;
     u128 *st = s->st + w * s->size + m->off;
     const int stride = m->stride;
     u128 sum = m->start[v] ? 1 : 0;
@@ -771,11 +773,11 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         Py_INCREF(pw);
     }
     result = Py_BuildValue(
-        "(y#y#y#y#(LLLLLLL)N)", (const char *)s.omem, (Py_ssize_t)(s.n * sizeof(int64_t)), (const char *)s.opart,
+        "(y#y#y#y#(LLLLLLLL)N)", (const char *)s.omem, (Py_ssize_t)(s.n * sizeof(int64_t)), (const char *)s.opart,
         (Py_ssize_t)(s.n * sizeof(int64_t)), (const char *)s.ok, (Py_ssize_t)(s.n * sizeof(int64_t)),
         (const char *)s.oval, (Py_ssize_t)(s.n * 2 * s.width * sizeof(uint64_t)), (long long)s.windows,
         (long long)s.graphlets, (long long)s.bursts, (long long)s.shared_events, (long long)s.snapshots,
-        (long long)s.rebases, (long long)s.updates, pw);
+        (long long)s.rebases, (long long)s.updates, (long long)s.steps, pw);
 done:
     if (got_ts) PyBuffer_Release(&tsv);
     if (got_idx) PyBuffer_Release(&idxv);

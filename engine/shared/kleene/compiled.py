@@ -142,7 +142,7 @@ def run(
     mem_b, part_b, k_b, val_b, counters, pw_b = got
     part_ids = kid[pstarts].tolist()
     if stats is not None:
-        windows, graphlets, bursts, events, snapshots, rebases, _updates = counters
+        windows, graphlets, bursts, events, snapshots, rebases, _updates, _steps = counters
         stats.windows += windows
         stats.graphlets += graphlets
         stats.bursts += bursts
