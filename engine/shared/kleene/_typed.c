@@ -468,6 +468,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     int *chain_start = calloc((size_t)H + 1, sizeof(int)), *chain_cls = calloc((size_t)C + 1, sizeof(int));
     int *sub_start = calloc((size_t)D + 1, sizeof(int)), *sub_pairs = NULL;
     int64_t *kcount = calloc((size_t)C + 1, sizeof(int64_t));
+    int *kfirst = calloc((size_t)H + 1, sizeof(int)); /* per chain: its lowest level hit at this time stamp */
     int64_t *cnt = NULL;
     int *touched = NULL, *is_touched = NULL;
     const char **kmask = calloc((size_t)C + 1, sizeof(char *)), **omask = calloc((size_t)D + 1, sizeof(char *));
@@ -485,7 +486,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     s.pend_k = calloc((size_t)s.M + 1, sizeof(int64_t));
     s.pending = calloc((size_t)s.M + 1, sizeof(int));
     s.listed = calloc((size_t)s.M + 1, 1);
-    if (!s.listed || !s.irr || !s.pend_v || !s.pend_k || !s.pending || !chain_start || !chain_cls || !sub_start || !kcount || !kmask || !omask || !kmv || !omv || !s.m ||
+    if (!s.listed || !s.irr || !s.pend_v || !s.pend_k || !s.pending || !chain_start || !chain_cls || !sub_start || !kcount || !kfirst || !kmask || !omask || !kmv || !omv || !s.m ||
         !s.cls_start || !s.cls_members || !s.F || !s.G) {
         PyErr_NoMemory();
         goto done;
@@ -522,6 +523,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
             x += len;
         }
         chain_start[H] = x;
+        for (int h = 0; h < H; h++) kfirst[h] = INT32_MAX;
         free(used);
         if (x != C) {
             PyErr_SetString(PyExc_ValueError, "chains: each class in exactly one chain expected");
@@ -691,6 +693,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
                     else a = mid + 1;
                 }
                 kcount[a]++;
+                if (a < kfirst[h]) kfirst[h] = a;
                 matched = 1;
             }
             kk += matched;
@@ -730,17 +733,24 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
             for (int64_t k = kmin; k <= kmax; k++) s.wbursts[slot(&s, k)]++;
             for (int h = 0; h < H; h++) {
                 int64_t run = 0;
-                for (int l = chain_start[h]; l < chain_start[h + 1]; l++) {
+                int from = kfirst[h];
+                kfirst[h] = INT32_MAX;
+                for (int l = from; l < chain_start[h + 1]; l++) {
                     run += kcount[l];
                     kcount[l] = 0;
                     if (!run) continue;
                     int c = chain_cls[l];
                     for (int x = s.cls_start[c]; x < s.cls_start[c + 1]; x++) flush(&s, s.cls_members[x]);
                     if (s.F[c] > F_REBASE || s.G[c] > G_REBASE) rebase(&s, c);
-                    u128 f = (u128)(1 + run);
-                    if (run & (run + 1)) s.irr[c]++; /* 1 + run no power of 2 */
-                    s.G[c] = s.G[c] * f + (u128)run * s.F[c];
-                    s.F[c] = s.F[c] * f;
+                    if (run == 1) { /* one event: F 2F, G 2G + F */
+                        s.G[c] = (s.G[c] << 1) + s.F[c];
+                        s.F[c] <<= 1;
+                    } else {
+                        u128 f = (u128)(1 + run);
+                        if (run & (run + 1)) s.irr[c]++; /* 1 + run no power of 2 */
+                        s.G[c] = s.G[c] * f + (u128)run * s.F[c];
+                        s.F[c] = s.F[c] * f;
+                    }
                     s.updates++;
                 }
             }
@@ -793,6 +803,7 @@ done:
     free(sub_start);
     free(sub_pairs);
     free(kcount);
+    free(kfirst);
     free(cnt);
     free(touched);
     free(is_touched);
