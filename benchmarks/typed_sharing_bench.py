@@ -68,7 +68,7 @@ def events_table(n: int, seed: int, burst: float, share: float) -> pa.Table:
     return pa.concat_tables(list(generate(STREAM, n, seed=seed, burst=burst, mix=mix)))
 
 
-def workload_text(n: int, seed: int, table: pa.Table) -> str:
+def workload_text(n: int, seed: int, table: pa.Table, same_threshold: bool = False) -> str:
     from trendlake.datagen.workloads import generate_workload
     from trendlake.schemas import load_stream_schema
 
@@ -76,7 +76,7 @@ def workload_text(n: int, seed: int, table: pa.Table) -> str:
     prices = prices[~np.isnan(prices)]
     ranges = {ATTRIBUTE: (float(np.quantile(prices, 0.05)), float(np.quantile(prices, 0.95)))}
     return generate_workload("hamlet-typed", n, seed, load_stream_schema(STREAM), ranges=ranges,
-                             kleene_type=KLEENE, attribute=ATTRIBUTE)
+                             kleene_type=KLEENE, attribute=ATTRIBUTE, same_threshold=same_threshold)
 
 
 def best(fn: Callable[[], Any], repeat: int) -> tuple[Any, float, list[float]]:
@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--burst", type=float, default=4.5, help="mean burst length (default 4.5)")
     ap.add_argument("--share", type=float, default=0.4, help="fraction of Trade events (default 0.4)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--same-threshold", action="store_true", help="one threshold on Trade for every query")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-eval", action="store_true", help="skip the `trendlake eval` runs")
     ap.add_argument("--python-executor", action="store_true",
@@ -214,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.experiments.common import forced_sharing
 
     table = events_table(args.events, args.seed, args.burst, args.share)
-    text = workload_text(args.queries, args.seed, table)
+    text = workload_text(args.queries, args.seed, table, args.same_threshold)
     workload = optimizer.compile_workload(text)
     first_text = text.split(";")[0] + ";"
     first_workload = optimizer.compile_workload(first_text)

@@ -42,10 +42,11 @@ UNIFORM = {"assumption": "uniform"}
 # one open window): `python -m benchmarks.typed_sharing_bench`, "calibration" in
 # benchmarks/results/typed_sharing_bench.json; docs/engine.md, "When sharing pays".
 # A query's own step in the shared pass (bringing it up to date first included) costs
-# 1 + SNAPSHOT_COST steps (measured 1.14); updating one class's coefficients at a time stamp
-# of the shared type, once per partition, costs CLASS_UPDATE_COST steps (measured 0.32).
+# 1 + SNAPSHOT_COST steps; updating one class's coefficients at a time stamp of the shared
+# type, once per partition, costs CLASS_UPDATE_COST steps. Four runs on a loaded machine
+# measured 0.14, 0.16, 0.42, 0.81 and 0.27, 0.32, 0.32, 0.41: the medians, rounded up.
 # A group records the values it was planned with in ``parameters``.
-SNAPSHOT_COST = 0.15
+SNAPSHOT_COST = 0.3
 CLASS_UPDATE_COST = 0.35
 # The Python shared executor's ``c`` (groups the compiled pass does not run: sums, minima,
 # maxima, AVG), as before the compiled pass; its per-burst decision reads it from the group.

@@ -84,7 +84,8 @@ def hamlet_shared(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, A
 def hamlet_typed(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, Any]) -> list[QuerySpec]:
     """Type-grained queries around one shared ``K+``, each with its own threshold on ``K``:
     ``SEQ(Ti, K+)``, ``SEQ(Ti, K+, Tj)`` and ``SEQ(K+, Tj)`` in turn, ``K.x < c`` with ``c``
-    drawn per query (the classes of ``K`` events they match are nested), ``COUNT(*)``, the
+    drawn per query (the classes of ``K`` events they match are nested; with
+    ``same_threshold`` one for all), ``COUNT(*)``, the
     stream's group-by, one window. No equivalence predicate, no adjacent predicate: every
     query is type-grained."""
     k = facts.kleene_type(p["kleene_type"])
@@ -107,13 +108,15 @@ def hamlet_typed(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, An
         rng.shuffle(forms)
     by_form = [forms for forms in by_form if forms]  # a stream of one other type has no SEQ(Ti, K+, Tj)
     within, slide = window_minutes(p)
+    same = literal_value(facts, attr, rng) if attr and p["same_threshold"] else None
     specs = []
     for i in range(n):
         forms = by_form[i % len(by_form)]
         before, after = forms[(i // len(by_form)) % len(forms)]
         pattern = alias_repeated(seq(*(atom(t) for t in before), plus(atom(k)), *(atom(t) for t in after)))
         kv = first_in_kleene(occurrences(pattern))
-        conds = [compare("<", kv.var, attr, literal_value(facts, attr, rng))] if attr else []
+        threshold = same if same is not None else literal_value(facts, attr, rng) if attr else None
+        conds = [compare("<", kv.var, attr, threshold)] if threshold is not None else []
         query = build_query(
             f"ht_{i:03d}", pattern, aggregates=[aggregate("count_star")], group_by=facts.group_by(), equivalence=[],
             conditions=conds, within_s=within, slide_s=slide,
@@ -167,7 +170,8 @@ KINDS: dict[str, Kind] = {
                           {"same_predicates": True, "adjacent": False, "kleene_type": "", "window_minutes": 10,
                            "slide_minutes": 0}),
     "hamlet-typed": Kind(hamlet_typed, "Hamlet §6 (type-grained queries around K+, a threshold on K each)",
-                         {"kleene_type": "", "attribute": "", "window_minutes": 10, "slide_minutes": 5}),
+                         {"kleene_type": "", "attribute": "", "same_threshold": False, "window_minutes": 10,
+                          "slide_minutes": 5}),
     "hamlet-diverse": Kind(hamlet_diverse, "Hamlet §6 (workload 2: diverse)",
                            {"kleene_type": "", "min_length": 1, "max_length": 3, "min_window_minutes": 5,
                             "max_window_minutes": 20}),

@@ -112,7 +112,7 @@ DIGESTS = {
     "workload:hamlet-shared": "955e325e46c5b056",
     "workload:hamlet-shared-diff": "52e7532af2604b88",
     "workload:hamlet-diverse": "356681f15fef2935",
-    "workload:hamlet-typed": "28115c5839d6b0c1",
+    "workload:hamlet-typed": "7502f5d2771c92c8",
     "workload:hamlet-diverse-cluster": "0b7d99160443ef12",
     "workload:sharon-traffic": "c33ecb431edcac2b",
     "workload:sharon-ecommerce": "0973556496e23da8",
