@@ -4,8 +4,9 @@
 checkout keeps the design card's top level while nothing is installed under a
 generic name. ``dags/``, ``tests/`` and ``benchmarks/`` are not installed.
 
-One C extension, COGRA's count kernel, is built where a compiler is at hand; without
-it the engine runs the same computation in Python.
+Two C extensions, COGRA's count kernel and the type-grained shared Kleene pass, are
+built where a compiler is at hand; without them the engine runs the same computation in
+Python.
 """
 
 from setuptools import Extension, find_packages, setup
@@ -34,6 +35,14 @@ setup(
             ["engine/strategies/cogra/_steps.c"],
             extra_compile_args=["-O3"],
             optional=True,
-        )
+        ),
+        # the type-grained shared Kleene pass over count states: optional likewise, the
+        # shared executor falls back to its Python loop (docs/engine.md, "Shared Kleene execution")
+        Extension(
+            "trendlake.engine.shared.kleene._typed",
+            ["engine/shared/kleene/_typed.c"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        ),
     ],
 )

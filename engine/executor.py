@@ -175,24 +175,23 @@ def _group_partials(
 ) -> dict[str, Partials]:
     """Partial results of the queries of one sharing group, evaluated together."""
     out: dict[str, Partials] = {q.name: {} for q in queries}
-    members, masks, keeps, visit = [], {}, {}, []
+    members, masks, keeps = [], {}, {}
+    visited = np.zeros(len(ks.rows), dtype=bool)
     names: set[str] = set()
     memo: dict[Any, np.ndarray] = {}
     for q in queries:
         matched = _matches(q, specs.get(q.name), cols, ks, memo)
         if matched is None:
             continue
-        q_masks, idx, attrs = matched
-        keep = np.zeros(len(ks.rows), dtype=bool)
-        keep[idx] = True
+        q_masks, _, attrs, keep = matched
         masks[q.name] = q_masks  # may be shared between queries: no in-place changes
         keeps[q.name] = keep
         members.append(q)
-        visit.append(idx)
+        visited |= keep
         names.update(attrs.names)
     if not members:
         return out
-    idx = visit[0] if len(visit) == 1 else np.unique(np.concatenate(visit))
+    idx = _positions(visited)
     kind = kind_of(group["kind"])
     assert kind is not None
     data = GroupInput(members, masks, keeps, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.part_of(idx), ks.starts)
@@ -494,9 +493,9 @@ class _LazyAttrs(Mapping):
 
 def _matches(
     query: CompiledQuery, spec: dict[str, Any] | None, cols: Columns, ks: _KeySet, memo: dict | None = None
-) -> tuple[dict[str, np.ndarray], np.ndarray, _LazyAttrs] | None:
-    """Per variable, which of the key set's rows match it, and the rows worth visiting
-    (exact pruning); None when no row is. ``memo``: masks shared with other queries over
+) -> tuple[dict[str, np.ndarray], np.ndarray, _LazyAttrs, np.ndarray] | None:
+    """Per variable, which of the key set's rows match it, the rows worth visiting
+    (exact pruning), the attributes, and those rows as a mask; None when no row is. ``memo``: masks shared with other queries over
     the same key set (a variable's mask depends only on its type, predicates and required
     attributes)."""
     n = len(ks.rows)
@@ -539,7 +538,7 @@ def _matches(
     idx = _positions(keep)
     if not len(idx):
         return None
-    return masks, idx, attrs
+    return masks, idx, attrs, keep
 
 
 def _positions(mask: np.ndarray, block: int = 1 << 20) -> np.ndarray:
@@ -562,7 +561,7 @@ def _query_partials(
     matched = _matches(query, spec, cols, ks)
     if matched is None:
         return {}
-    masks, idx, attrs = matched
+    masks, idx, attrs, _ = matched
     rows = ks.rows
     positions = [query.partition_by.index(g) for g in query.group_by]
     partials: Partials = {}

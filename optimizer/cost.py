@@ -24,7 +24,9 @@ from trendlake.optimizer.errors import OptimizerError
 from trendlake.optimizer.statistics import DEFAULT_SELECTIVITY, Statistics
 
 __all__ = [
+    "CLASS_UPDATE_COST",
     "GRAPH_ENTRY_COST",
+    "PYTHON_SNAPSHOT_COST",
     "SEQUENCE_STEP_COST",
     "SNAPSHOT_COST",
     "UNIFORM",
@@ -39,11 +41,20 @@ __all__ = [
 
 UNIFORM = Statistics.uniform().to_dict()  # the document of the uniform assumption
 
-# Bringing a query up to date from the shared coefficients and applying one of its steps,
-# relative to one step of the single-query kernel (the ``c`` of ``hamlet_cost``; a group
-# records the value it was planned with in ``parameters.snapshot_cost``, and the executor's
-# per-burst decision uses it).
-SNAPSHOT_COST = 4.0
+# Measured constants of the compiled type-grained shared pass (engine/shared/kleene/_typed.c),
+# relative to one step of COGRA's compiled kernel (a run of one variable's events applied to
+# one open window): `python -m benchmarks.typed_sharing_bench`, "calibration" in
+# benchmarks/results/typed_sharing_bench.json; docs/engine.md, "When sharing pays".
+# A query's own step in the shared pass (bringing it up to date first included) costs
+# 1 + SNAPSHOT_COST steps; updating one class's coefficients at a time stamp of the shared
+# type, once per partition, costs CLASS_UPDATE_COST steps. Four runs on a loaded machine
+# measured 0.14, 0.16, 0.42, 0.81 and 0.27, 0.32, 0.32, 0.41: the medians, rounded up.
+# A group records the values it was planned with in ``parameters``.
+SNAPSHOT_COST = 0.3
+CLASS_UPDATE_COST = 0.35
+# The Python shared executor's ``c`` (groups the compiled pass does not run: sums, minima,
+# maxima, AVG), as before the compiled pass; its per-burst decision reads it from the group.
+PYTHON_SNAPSHOT_COST = 4.0
 # Carrying one snapshot's coefficients along one edge of the shared event-grained graph,
 # relative to an edge of a single query's GRETA graph (an adjacent predicate evaluated and
 # per-window aggregates added): a dict entry added against a predicate call and a few list
@@ -98,8 +109,19 @@ def hamlet_cost(
     classes: list[tuple[int, float]],
     snapshot_cost: float,
     dynamic: bool,
+    update_cost: float | None = None,
+    windows: float = 1.0,
 ) -> tuple[float, float]:
     """(shared, non-shared) cost per window of a group sharing a Kleene type.
+
+    With ``update_cost`` (a group the compiled shared pass runs: states of counts only), the
+    pass's model: every class (queries matching the same events of the type) updates its
+    shared coefficients at each event of the type it matches, once per partition whatever
+    the ``windows`` open at a time (``k_events·Σ sel / windows`` updates per window, at
+    ``update_cost`` steps each), and each query pays ``1 + snapshot_cost`` steps per own
+    step; there is no per-burst split (``dynamic`` does not matter).
+
+    Without it, the Python executor's model below.
 
     ``classes``: the group's queries by their local predicates on the shared type, as
     (number of queries, fraction of the type's events they match); queries of one class
@@ -117,6 +139,11 @@ def hamlet_cost(
     ``(1 + c)·m``. Static sharing always updates; dynamic sharing
     (Hamlet's per-burst decision) takes the cheaper one.
     """
+    non_shared = sum(k_steps[x] + other_steps[x] for x in other_steps)
+    if update_cost is not None:
+        updates = k_events * sum(sel for n, sel in classes if n > 0) / max(windows, 1.0)
+        shared = updates * update_cost + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())
+        return shared, non_shared
     q = sum(n for n, _ in classes)
     miss = 1.0
     for _, sel in classes:
@@ -130,7 +157,6 @@ def hamlet_cost(
         per_event = 1.0 + snapshot_cost * (q - matching)
         if dynamic:
             per_event = min(per_event, (1.0 + snapshot_cost) * matching)
-    non_shared = sum(k_steps[x] + other_steps[x] for x in other_steps)
     shared = k_events * p * per_event + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())
     return shared, non_shared
 

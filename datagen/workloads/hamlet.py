@@ -5,6 +5,9 @@ the same window, group-by, aggregates and (with ``same_predicates``)
 predicates; with ``adjacent`` every query also asks for rising trends of
 ``K`` (``K.a < NEXT(K).a`` on the shared attribute: event-grained queries). ``hamlet-diverse`` (workload 2): ``K+`` in patterns of 1–3 types,
 windows of 5–20 minutes, different aggregates, group-bys and predicates.
+``hamlet-typed``: type-grained queries ``SEQ(Ti, K+)``, ``SEQ(Ti, K+, Tj)``,
+``SEQ(K+, Tj)``, each with its own threshold on ``K`` (the shape the
+type-grained shared executor is measured on).
 """
 
 from __future__ import annotations
@@ -78,6 +81,50 @@ def hamlet_shared(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, A
     return specs
 
 
+def hamlet_typed(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, Any]) -> list[QuerySpec]:
+    """Type-grained queries around one shared ``K+``, each with its own threshold on ``K``:
+    ``SEQ(Ti, K+)``, ``SEQ(Ti, K+, Tj)`` and ``SEQ(K+, Tj)`` in turn, ``K.x < c`` with ``c``
+    drawn per query (the classes of ``K`` events they match are nested; with
+    ``same_threshold`` one for all), ``COUNT(*)``, the
+    stream's group-by, one window. No equivalence predicate, no adjacent predicate: every
+    query is type-grained."""
+    k = facts.kleene_type(p["kleene_type"])
+    rest = others(facts, [k])
+    measures = facts.measures.get(k, ())
+    attr = p["attribute"] or (measures[0] if measures else "")
+    if attr and attr not in measures:
+        raise ValueError(f"attribute {attr!r} is not a measure of {k} ({', '.join(measures) or 'none'})")
+    shapes: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    for a in rest:
+        shapes.append(((a,), ()))
+        for c in rest:
+            if c != a:
+                shapes.append(((a,), (c,)))
+        shapes.append(((), (a,)))
+    order = {"before": 0, "both": 1, "after": 2}
+    shapes.sort(key=lambda sh: order["both" if sh[0] and sh[1] else "before" if sh[0] else "after"])
+    by_form = [[sh for sh in shapes if bool(sh[0]) == b and bool(sh[1]) == a] for b, a in ((True, False), (True, True), (False, True))]
+    for forms in by_form:
+        rng.shuffle(forms)
+    by_form = [forms for forms in by_form if forms]  # a stream of one other type has no SEQ(Ti, K+, Tj)
+    within, slide = window_minutes(p)
+    same = literal_value(facts, attr, rng) if attr and p["same_threshold"] else None
+    specs = []
+    for i in range(n):
+        forms = by_form[i % len(by_form)]
+        before, after = forms[(i // len(by_form)) % len(forms)]
+        pattern = alias_repeated(seq(*(atom(t) for t in before), plus(atom(k)), *(atom(t) for t in after)))
+        kv = first_in_kleene(occurrences(pattern))
+        threshold = same if same is not None else literal_value(facts, attr, rng) if attr else None
+        conds = [compare("<", kv.var, attr, threshold)] if threshold is not None else []
+        query = build_query(
+            f"ht_{i:03d}", pattern, aggregates=[aggregate("count_star")], group_by=facts.group_by(), equivalence=[],
+            conditions=conds, within_s=within, slide_s=slide,
+        )
+        specs.append(QuerySpec(query))
+    return specs
+
+
 def hamlet_diverse(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, Any]) -> list[QuerySpec]:
     """Hamlet §6 workload 2: ``K+`` in patterns of 1–3 types, windows 5–20 min, varied clauses."""
     k = facts.kleene_type(p["kleene_type"])
@@ -122,6 +169,9 @@ KINDS: dict[str, Kind] = {
     "hamlet-shared": Kind(hamlet_shared, "Hamlet §6 (workload 1: shared Kleene sub-pattern)",
                           {"same_predicates": True, "adjacent": False, "kleene_type": "", "window_minutes": 10,
                            "slide_minutes": 0}),
+    "hamlet-typed": Kind(hamlet_typed, "Hamlet §6 (type-grained queries around K+, a threshold on K each)",
+                         {"kleene_type": "", "attribute": "", "same_threshold": False, "window_minutes": 10,
+                          "slide_minutes": 5}),
     "hamlet-diverse": Kind(hamlet_diverse, "Hamlet §6 (workload 2: diverse)",
                            {"kleene_type": "", "min_length": 1, "max_length": 3, "min_window_minutes": 5,
                             "max_window_minutes": 20}),

@@ -28,7 +28,7 @@ from trendlake.engine.query import canonical_predicates, has_cycle
 from trendlake.engine.shared.template import merged_template
 from trendlake.optimizer.groups import make_group
 
-__all__ = ["KIND", "Candidate", "candidates", "eligible", "group"]
+__all__ = ["KIND", "Candidate", "candidates", "counts_only", "eligible", "group"]
 
 ANY = "skip-till-any-match"
 KIND = "kleene"
@@ -52,12 +52,23 @@ class Candidate:
         return "graph" in self.key[1]
 
     def forced_group(self, entries: Mapping[str, Mapping[str, Any]], queries: Sequence[str]) -> dict[str, Any]:
-        """``queries`` sharing K whatever it costs, every burst shared."""
-        from trendlake.optimizer.cost import SNAPSHOT_COST
+        """``queries`` sharing K whatever it costs, every burst shared, with the constants of
+        the executor that will run it (the compiled pass for type-grained counts)."""
+        from trendlake.optimizer.cost import CLASS_UPDATE_COST, PYTHON_SNAPSHOT_COST, SNAPSHOT_COST
 
+        if not self.graph and all(counts_only(entries[q]) for q in queries):
+            parameters = {"snapshot_cost": SNAPSHOT_COST, "class_update_cost": CLASS_UPDATE_COST}
+        else:
+            parameters = {"snapshot_cost": PYTHON_SNAPSHOT_COST}
         return group(entries, {q: self.variables[q] for q in queries}, self.type, graph=self.graph,
-                     decision="static", same_predicates=False, parameters={"snapshot_cost": SNAPSHOT_COST},
+                     decision="static", same_predicates=False, parameters=parameters,
                      estimated_cost=(0.0, 0.0))
+
+
+def counts_only(entry: Mapping[str, Any]) -> bool:
+    """Whether a query's window state holds counts only (COUNT(*), COUNT(E)): the compiled
+    shared pass runs its type-grained groups."""
+    return all(a["fn"] in ("count_star", "count") for a in entry["aggregates"])
 
 
 def eligible(entry: dict[str, Any]) -> str | None:

@@ -26,8 +26,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from trendlake.optimizer.candidates import Candidates, kleene
+from trendlake.optimizer.candidates.kleene import counts_only
 from trendlake.optimizer.cost import (
+    CLASS_UPDATE_COST,
     GRAPH_ENTRY_COST,
+    PYTHON_SNAPSHOT_COST,
     SNAPSHOT_COST,
     alone_costs,
     graph_cost,
@@ -73,7 +76,7 @@ def _graph_group(
     alone = sum(alone_of[q] for q in members)
     return kleene.group(
         entries, members, cand.type, graph=True, decision="dynamic" if dynamic else "static",
-        same_predicates=True, parameters={"snapshot_cost": SNAPSHOT_COST, "graph_entry_cost": GRAPH_ENTRY_COST},
+        same_predicates=True, parameters={"snapshot_cost": PYTHON_SNAPSHOT_COST, "graph_entry_cost": GRAPH_ENTRY_COST},
         estimated_cost=(alone * shared / non_shared, alone),
     )
 
@@ -105,9 +108,13 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
         other = {q: alone[q] - rates[q].of(cand.type) for q in members}
         k_steps = {q: rates[q].of(cand.type) * match[q] for q in members}  # only the events it matches
         k_events = max(rates[q].events.get(cand.type, 0.0) for q in members)
+        # states of counts only run on the compiled shared pass (its measured constants),
+        # others on the Python executor
+        compiled = all(counts_only(entries[q]) for q in members)
+        c = SNAPSHOT_COST if compiled else PYTHON_SNAPSHOT_COST
         # benefit-driven pruning: a query stays when the shared type's steps it no longer
         # takes exceed the snapshots its own steps cost
-        kept = {q: v for q, v in members.items() if k_steps[q] > SNAPSHOT_COST * other[q]}
+        kept = {q: v for q, v in members.items() if k_steps[q] > c * other[q]}
         if len(kept) < 2:
             continue
         by_predicate: dict[str, list[str]] = {}
@@ -115,14 +122,20 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
             key = json.dumps(entries[q]["local_predicates"].get(v, []), sort_keys=True)
             by_predicate.setdefault(key, []).append(q)
         classes = [(len(qs), match[qs[0]]) for qs in by_predicate.values()]
+        window = entries[next(iter(kept))]["window"]
+        windows = -(-int(window["within_us"]) // int(window["slide_us"]))
         shared, non_shared = hamlet_cost(
-            k_events, {q: k_steps[q] for q in kept}, {q: other[q] for q in kept}, classes, SNAPSHOT_COST, dynamic
+            k_events, {q: k_steps[q] for q in kept}, {q: other[q] for q in kept}, classes, c, dynamic,
+            update_cost=CLASS_UPDATE_COST if compiled else None, windows=windows,
         )
         if shared >= non_shared:
             continue
+        parameters = {"snapshot_cost": c}
+        if compiled:
+            parameters["class_update_cost"] = CLASS_UPDATE_COST
         groups.append(kleene.group(
             entries, kept, cand.type, graph=False, decision="dynamic" if dynamic else "static",
-            same_predicates=len(by_predicate) == 1, parameters={"snapshot_cost": SNAPSHOT_COST},
+            same_predicates=len(by_predicate) == 1, parameters=parameters,
             estimated_cost=(shared, non_shared),
         ))
         taken.update(kept)

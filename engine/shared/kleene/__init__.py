@@ -3,8 +3,9 @@
 The body (``schemas/kinds/kleene.json``) names the shared type ``K``, each
 query's variable of it, the grain, the per-burst decision, the snapshot
 levels and the merged template. Type-grained groups (no adjacent predicates,
-no negation) run on shared coefficients over COGRA's window state
-(``typed``); event-grained ones on one shared graph of ``K`` (``graph``,
+no negation) run on shared coefficients over COGRA's window state: states of
+counts only in one compiled pass (``compiled``, ``_typed.c``), the others on
+``typed``'s Python executor; event-grained ones on one shared graph of ``K`` (``graph``,
 with ``coefficients``). docs/plan-format.md, "Sharing", states the rules;
 docs/engine.md, "Shared Kleene execution", why the results are exact.
 """

@@ -56,7 +56,7 @@ from trendlake.engine.aggregates import (
 from trendlake.engine.layout import Layout
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
-from trendlake.engine.shared.kleene import graph
+from trendlake.engine.shared.kleene import compiled, graph
 from trendlake.engine.shared.kleene.graph import visited_column
 from trendlake.engine.timeline import panes, window_range
 
@@ -183,10 +183,14 @@ def run_group(
     decision): the burst is shared only when that is cheaper, ``1 + c·|kept out| <
     (1 + c)·|class|`` with ``c`` = ``snapshot_cost``, else split: every matching query
     on its own. Otherwise (static) always shared."""
+    stats = stats if stats is not None else SharedStats()
+    # count states: one compiled pass, every class of queries on its own coefficients
+    fast = compiled.run(queries, shared, masks, idx, ts, kid, stats)
+    if fast is not None:
+        return fast
     members = [_Member(q, shared[q.name]) for q in queries]
     for m in members:
         m.compile()
-    stats = stats if stats is not None else SharedStats()
     # the shared type's events, per member (members with other local predicates on K match
     # other events; pruned partitions match none)
     kmasks = np.vstack([masks[m.query.name][m.var][idx] for m in members])

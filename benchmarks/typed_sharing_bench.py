@@ -1,0 +1,335 @@
+"""Type-grained sharing side by side: one query alone, the workload alone, the workload shared.
+
+The shape of the issue "type-grained groups that pay": ``N`` (default 50)
+type-grained queries ``SEQ(Ti, K+)``, ``SEQ(Ti, K+, Tj)``, ``SEQ(K+, Tj)``,
+each with its own ``K.x < c`` (``trendlake workload hamlet-typed``), ``GROUP-BY``
+the stream's group-by, 10-minute windows sliding by 5, over ``--events``
+(default 200,000) events of the ``stocks`` stream model (``datagen.streams``)
+with the Kleene type ``Trade`` about 40% of the events in bursts (mean length
+``--burst``).
+
+Measured in one process on the same data, best of ``--repeat``:
+
+- ``engine``: ``engine.evaluate`` of the first query alone, of the N queries
+  alone (planner ``none``), of every sharable set shared (``share-all``), and
+  of the plan the ``hamlet`` planner makes from the events' statistics;
+- ``eval``: ``trendlake eval`` end to end on a Parquet file of the events,
+  planner ``none`` vs ``hamlet`` (statistics computed each run) vs a stored
+  ``hamlet`` plan (``--plan``), and the first query alone;
+- ``python_shared`` (``--python-executor``): the shared plan on the Python
+  executor (the compiled pass switched off), for reference;
+- ``calibration``: the kernels' costs per operation (``calibrate``), which
+  ``optimizer.cost``'s ``SNAPSHOT_COST`` and ``CLASS_UPDATE_COST`` are taken from.
+
+The variants run in turn, ``--repeat`` rounds, best of each.
+
+Every shared plan's rows are checked equal to the unshared plan's. The ratios
+(N queries / one query) are printed and written with the command to
+``benchmarks/results/typed_sharing_bench.json``.
+
+    python -m benchmarks.typed_sharing_bench [--queries 50] [--events 200000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import io
+import json
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from trendlake import engine, optimizer
+
+RESULTS = Path(__file__).resolve().parent / "results" / "typed_sharing_bench.json"
+STREAM = "stocks"
+KLEENE = "Trade"
+ATTRIBUTE = "price"
+
+
+def events_table(n: int, seed: int, burst: float, share: float) -> pa.Table:
+    """``n`` events of the stocks model, the Kleene type ``share`` of them."""
+    from trendlake.datagen.streams import generate
+    from trendlake.schemas import load_stream_schema
+
+    types = load_stream_schema(STREAM)["event_types"]
+    rest = (1.0 - share) / (len(types) - 1)
+    mix = {t: (share if t == KLEENE else rest) for t in types}
+    return pa.concat_tables(list(generate(STREAM, n, seed=seed, burst=burst, mix=mix)))
+
+
+def workload_text(n: int, seed: int, table: pa.Table, same_threshold: bool = False) -> str:
+    from trendlake.datagen.workloads import generate_workload
+    from trendlake.schemas import load_stream_schema
+
+    prices = np.asarray(table.column(ATTRIBUTE).to_numpy(zero_copy_only=False), dtype=float)
+    prices = prices[~np.isnan(prices)]
+    ranges = {ATTRIBUTE: (float(np.quantile(prices, 0.05)), float(np.quantile(prices, 0.95)))}
+    return generate_workload("hamlet-typed", n, seed, load_stream_schema(STREAM), ranges=ranges,
+                             kleene_type=KLEENE, attribute=ATTRIBUTE, same_threshold=same_threshold)
+
+
+def best(fn: Callable[[], Any], repeat: int) -> tuple[Any, float, list[float]]:
+    times = []
+    result = None
+    for _ in range(max(1, repeat)):
+        gc.collect()
+        started = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - started)
+    return result, min(times), times
+
+
+def round_robin(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    """Each call's last result and wall times, the calls taken in turn ``repeat`` times (so a
+    change of the machine's load falls on all of them alike)."""
+    results: dict[str, Any] = {}
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(max(1, repeat)):
+        for name, fn in fns.items():
+            gc.collect()
+            started = time.perf_counter()
+            results[name] = fn()
+            times[name].append(time.perf_counter() - started)
+    return results, times
+
+
+def canonical(rows: list[dict[str, Any]]) -> list[str]:
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+
+def cli(argv: list[str]) -> list[dict[str, Any]]:
+    from trendlake.jobs.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    if code != 0:
+        raise RuntimeError(f"trendlake {' '.join(argv)} exited with {code}: {err.getvalue().strip()}")
+    return [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+
+
+def calibrate(alone: Any, shared: Any, table: pa.Table, repeat: int) -> dict[str, Any]:
+    """The kernels' costs per operation, measured on this data: COGRA's compiled kernel per
+    step (a run of one variable's events applied to one open window) over the queries run
+    alone, and the compiled shared pass per coefficient update (a class's F, G at a time
+    stamp of K; the pass run without the members' own events) and per own step (a member's
+    events of one variable applied to one window, with bringing it up to date first); the
+    ratios are ``optimizer.cost``'s ``CLASS_UPDATE_COST`` and ``1 + SNAPSHOT_COST``."""
+    from trendlake.engine.shared.kleene import compiled
+    from trendlake.engine.strategies.cogra import kernel
+
+    cogra_calls: list[tuple[Any, ...]] = []
+    real_steps = kernel._steps
+
+    class Recording:
+        def run(self, *a: Any) -> Any:
+            cogra_calls.append(a)
+            return real_steps.run(*a)
+
+    kernel._steps = Recording()
+    try:
+        engine.evaluate(alone, table)
+    finally:
+        kernel._steps = real_steps
+    cogra_steps = 0
+    for ts, idx, masks, starts, _nv, _rank, _sl, _st, _pr, _ow, _en, within, slide in cogra_calls:
+        rows = np.arange(len(ts)) if idx is None else np.asarray(idx)
+        code = np.full(len(rows), -1)
+        for v, m in enumerate(masks):
+            code[np.asarray(m)[rows]] = v
+        part = np.searchsorted(np.asarray(starts), rows, side="right") if starts is not None else np.zeros(len(rows))
+        runs = 1 + int(np.count_nonzero((code[1:] != code[:-1]) | (part[1:] != part[:-1]))) if len(rows) else 0
+        cogra_steps += runs * (-(-within // slide))  # each step goes to every open window
+
+    def kernel_time(calls: list[tuple[Any, ...]], fn: Callable[..., Any]) -> float:
+        best_s = float("inf")
+        for _ in range(max(1, repeat)):
+            started = time.perf_counter()
+            for a in calls:
+                fn(*a)
+            best_s = min(best_s, time.perf_counter() - started)
+        return best_s
+
+    cogra_s = kernel_time(cogra_calls, real_steps.run)
+    shared_calls: list[tuple[Any, ...]] = []
+    real_typed = compiled._typed
+
+    class RecordingShared:
+        def run(self, *a: Any) -> Any:
+            shared_calls.append(a)
+            return real_typed.run(*a)
+
+    compiled._typed = RecordingShared()
+    try:
+        engine.evaluate(shared, table)
+    finally:
+        compiled._typed = real_typed
+    counters = [real_typed.run(*a)[4] for a in shared_calls]
+    updates = sum(c[6] for c in counters)
+    steps = sum(c[7] for c in counters)
+    full_s = kernel_time(shared_calls, real_typed.run)
+    k_only = [(*a[:5], (), (), *a[7:]) for a in shared_calls]  # no own events: the coefficients alone
+    k_s = kernel_time(k_only, real_typed.run)
+    step_ns = 1e9 * cogra_s / max(cogra_steps, 1)
+    update_ns = 1e9 * k_s / max(updates, 1)
+    own_ns = 1e9 * max(full_s - k_s, 0.0) / max(steps, 1)
+    return {
+        "cogra_kernel_s": round(cogra_s, 4), "cogra_steps": cogra_steps, "cogra_step_ns": round(step_ns, 2),
+        "shared_pass_s": round(full_s, 4), "shared_coefficients_only_s": round(k_s, 4),
+        "coefficient_updates": updates, "own_steps": steps,
+        "update_ns": round(update_ns, 2), "own_step_ns": round(own_ns, 2),
+        "class_update_cost": round(update_ns / step_ns, 3), "snapshot_cost": round(own_ns / step_ns - 1.0, 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--events", type=int, default=200_000)
+    ap.add_argument("--burst", type=float, default=4.5, help="mean burst length (default 4.5)")
+    ap.add_argument("--share", type=float, default=0.4, help="fraction of Trade events (default 0.4)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--same-threshold", action="store_true", help="one threshold on Trade for every query")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-eval", action="store_true", help="skip the `trendlake eval` runs")
+    ap.add_argument("--python-executor", action="store_true",
+                    help="also time the share-all plan on the Python executor (slow: tens of seconds)")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    command = "python -m benchmarks.typed_sharing_bench " + " ".join(argv if argv is not None else sys.argv[1:])
+
+    from trendlake.engine.shared.kleene import compiled
+    from trendlake.jobs.eval_cmd import file_statistics
+
+    from benchmarks.experiments.common import forced_sharing
+
+    table = events_table(args.events, args.seed, args.burst, args.share)
+    text = workload_text(args.queries, args.seed, table, args.same_threshold)
+    workload = optimizer.compile_workload(text)
+    first_text = text.split(";")[0] + ";"
+    first_workload = optimizer.compile_workload(first_text)
+    started = time.perf_counter()
+    stats = file_statistics(table, workload, None)
+    stats_s = time.perf_counter() - started
+
+    def load(raw: dict[str, Any], source: str) -> Any:
+        return engine.load_plan(raw, optimizer.workload_hash(source))
+
+    alone_raw = optimizer.build_plan(workload)
+    one = load(optimizer.build_plan(first_workload), first_text)
+    alone = load(alone_raw, text)
+    share_all = load(forced_sharing(alone_raw, "static"), text)
+    started = time.perf_counter()
+    hamlet_raw = optimizer.build_plan(workload, planner="hamlet", statistics=stats)
+    plan_s = time.perf_counter() - started
+    hamlet = load(hamlet_raw, text)
+    plans = {"one_query": one, "alone": alone, "share_all": share_all, "hamlet": hamlet}
+
+    ty = np.asarray(table.column("type").to_pylist())
+    facts = {
+        "events": table.num_rows, "queries": args.queries, "kleene_share": round(float(np.mean(ty == KLEENE)), 4),
+        "span_minutes": round(float(np.ptp(table.column("ts").cast(pa.int64()).to_numpy())) / 6e7, 1),
+        "share_all_groups": [len(g["queries"]) for g in share_all.raw["sharing"]],
+        "hamlet_groups": [len(g["queries"]) for g in hamlet_raw["sharing"]],
+        "hamlet_estimate": hamlet_raw.get("estimated_cost"),
+        "statistics_s": round(stats_s, 3), "hamlet_planning_s": round(plan_s, 3),
+    }
+    print(f"{facts['events']} events ({facts['kleene_share']:.0%} {KLEENE}, {facts['span_minutes']} minutes), "
+          f"{args.queries} queries; share-all groups {facts['share_all_groups']}, hamlet groups {facts['hamlet_groups']}")
+
+    engine_s: dict[str, float] = {}
+    runs: dict[str, list[float]] = {}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for plan in plans.values():  # warm: generated step code, imports
+        engine.evaluate(plan, table)
+    rows, times = round_robin({name: (lambda plan=plan: engine.evaluate(plan, table)) for name, plan in plans.items()},
+                              args.repeat)
+    for name in plans:
+        engine_s[name], runs[name] = min(times[name]), times[name]
+        print(f"  engine {name:<10} {engine_s[name]:8.3f} s  ({len(rows[name])} rows)")
+    if args.python_executor:
+        compiled.COMPILED = False
+        try:
+            rows["python_shared"], engine_s["python_shared"], runs["python_shared"] = best(
+                lambda: engine.evaluate(share_all, table), 1)
+        finally:
+            compiled.COMPILED = True
+        print(f"  engine {'python_shared':<10} {engine_s['python_shared']:8.3f} s  (share-all on the Python executor)")
+    cal = calibrate(alone, share_all, table, args.repeat)
+    print("  calibration: " + ", ".join(f"{k} {v}" for k, v in cal.items()))
+    want = canonical(rows["alone"])
+    same = {name: canonical(rows[name]) == want for name in ("share_all", "hamlet")}
+    if "python_shared" in rows:
+        same["python_shared"] = canonical(rows["python_shared"]) == want
+    if not all(same.values()):
+        print(f"DIFFERENT ROWS: {same}", file=sys.stderr)
+
+    eval_s: dict[str, float] = {}
+    if not args.no_eval:
+        folder = Path(tempfile.mkdtemp(prefix="trendlake-typed-bench-"))
+        events, wl, wl1, plan_path = (folder / "events.parquet", folder / "workload.etq", folder / "first.etq",
+                                      folder / "plan.json")
+        i = table.column_names.index("ts")
+        ftable = table
+        if not pa.types.is_timestamp(table.schema.field(i).type):
+            ftable = table.set_column(i, "ts", table.column("ts").cast(pa.int64()).cast(pa.timestamp("us", tz="UTC")))
+        pq.write_table(ftable, events)
+        wl.write_text(text)
+        wl1.write_text(first_text)
+        cli(["plan", str(wl), "--planner", "hamlet", "--events", str(events), "--out", str(plan_path)])
+        commands = {
+            "one_query": ["eval", str(wl1), "--events", str(events), "--format", "json"],
+            "none": ["eval", str(wl), "--events", str(events), "--format", "json"],
+            "hamlet": ["eval", str(wl), "--events", str(events), "--planner", "hamlet", "--format", "json"],
+            "hamlet_plan": ["eval", str(wl), "--events", str(events), "--plan", str(plan_path), "--format", "json"],
+        }
+        eval_rows, times = round_robin({name: (lambda cmd=cmd: cli(cmd)) for name, cmd in commands.items()}, args.repeat)
+        for name in commands:
+            eval_s[name], runs[f"eval_{name}"] = min(times[name]), times[name]
+            print(f"  eval   {name:<10} {eval_s[name]:8.3f} s  ({len(eval_rows[name])} rows)")
+        want_eval = canonical(eval_rows["none"])
+        same["eval_hamlet"] = canonical(eval_rows["hamlet"]) == want_eval
+        same["eval_hamlet_plan"] = canonical(eval_rows["hamlet_plan"]) == want_eval
+
+    one_s = engine_s["one_query"]
+    ratios = {f"engine_{k}_over_one": round(engine_s[k] / one_s, 2)
+              for k in ("alone", "share_all", "hamlet", "python_shared") if k in engine_s}
+    ratios["engine_alone_over_share_all"] = round(engine_s["alone"] / engine_s["share_all"], 2)
+    ratios["engine_alone_over_hamlet"] = round(engine_s["alone"] / engine_s["hamlet"], 2)
+    if eval_s:
+        for k in ("none", "hamlet", "hamlet_plan"):
+            ratios[f"eval_{k}_over_one"] = round(eval_s[k] / eval_s["one_query"], 2)
+        ratios["eval_none_over_hamlet"] = round(eval_s["none"] / eval_s["hamlet"], 2)
+    print("ratios: " + ", ".join(f"{k} {v}" for k, v in ratios.items()))
+    print(f"same rows: {same}")
+    report = {
+        "benchmark": "typed_sharing_bench",
+        "command": command,
+        "machine": {"python": platform.python_version(), "processor": platform.machine()},
+        "facts": facts,
+        "engine_s": {k: round(v, 4) for k, v in engine_s.items()},
+        "eval_s": {k: round(v, 4) for k, v in eval_s.items()},
+        "runs_s": {k: [round(x, 4) for x in v] for k, v in runs.items()},
+        "ratios": ratios,
+        "same_rows": same,
+        "calibration": cal,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0 if all(same.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

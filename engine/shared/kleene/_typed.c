@@ -1,0 +1,847 @@
+/* The type-grained shared Kleene executor for count states, compiled (docs/engine.md,
+ * "Shared Kleene execution", "The compiled shared pass").
+ *
+ * One pass over the visited rows of a group's key set, time-stamp group by time-stamp
+ * group, partition by partition. Each member query keeps COGRA's type-grained window
+ * state of counts (count(V), then COUNT(E) per key, per variable V); the events of the
+ * shared Kleene type K change no member state directly. Instead each *class* (the members
+ * that match the same events of K) keeps, per partition, the shared coefficients of the
+ * time stamps of K it matched (since the partition started or its last rebase):
+ *
+ *     F' = F (1 + k),    G' = G (1 + k) + k F        (k: events of K the class matches)
+ *
+ * and each member keeps per open window its snapshot (F0, G0) of its class's coefficients
+ * from when its state in that window was last brought up to date (a window opens with the
+ * coefficients of the moment: every K event after a snapshot and before now is in every
+ * window open at both times). A member is brought up to date (F1 = F / F0, G1 = (G - G0 F1)
+ * / F0, exact) before each of its own steps, when its window closes, and when its class is
+ * rebased: u = count(K) + s becomes u F1, count(K) = u F1 - s, and a COUNT(E) entry W of
+ * the Kleene variable (W0 = W + the predecessors') becomes W0 F1 - sw, plus u G1 when E is K.
+ *
+ * Classes come in chains of nested sets (thresholds `K.x < c`: an event a class matches is
+ * matched by every larger class of its chain): a K event's *level* in a chain, the first
+ * class of the chain that matches it, is found by binary search over the chain's masks, and
+ * the events a class matches at a time stamp are the prefix sums of the levels' counts.
+ * Arbitrary predicates give chains of one class. The members' own events are read from the
+ * distinct masks of their other variables, each with the (member, variable) pairs it feeds.
+ *
+ * Counts are exact 128-bit integers saturated past CAP (10**38 - 1) exactly as COGRA's
+ * compiled kernel saturates them (`_steps.c`): all counts only grow, so the saturated
+ * values do not depend on how the steps are grouped. A class is rebased (every member
+ * brought up to date in every open window, F = 1, G = 0) before a time stamp finds F past
+ * 2**40 or G past 2**52, so the coefficients stay far from 2**128 and mostly within 64 bits.
+ *
+ * run(ts, idx, pstarts, kmasks, chains, omasks, subs, members, within, slide, per_window)
+ *   ts: int64 time stamps of the key set's rows; idx: int64 rows to visit (partition by
+ *   partition, in time order; None: every row); pstarts: int64 visited positions where each
+ *   partition starts (the first 0); kmasks: per class a bool buffer over the rows (does the
+ *   row match the class's Kleene variable); chains: tuples of classes, each chain from its
+ *   smallest class to its largest; omasks: bool buffers over the rows, the distinct masks of
+ *   the members' other variables; subs: per omask the flat tuple (member, variable, ...) it
+ *   feeds; members: per member (nv, kv, class, order, selfloop, start, before, preds, owners,
+ *   ends): its variables, its K variable, its class, its variables in the order a time
+ *   stamp applies them (Layout.rank), 0/1 per variable (self-loop, START, ranked before K:
+ *   applied before the time stamp's K events), per variable its predecessor indexes (itself
+ *   included for a Kleene variable), per COUNT(E) key the index of E (-1: none), the END
+ *   variables;
+ * returns (mem, part, k, values, stats, windows): int64 member, partition index (into
+ *   pstarts) and window index of each (member, window) with a trend, as bytes; per such
+ *   result 1 + max COUNT(E) keys counts (the trends, then COUNT(E) per key, summed over the
+ *   END variables) as (low, high) uint64 pairs, all ones for a saturated count; stats
+ *   (windows, graphlets, bursts, shared events, snapshots, rebases, coefficient updates, own
+ *   steps: a member's events of one variable applied to one window);
+ *   with per_window, int64 (partition, window, bursts, snapshots) per window where anything
+ *   happened, else None. None where more than 2**30 events of K share a time stamp or a
+ *   window spans too many slides.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned __int128 u128;
+
+#define NANV (~(u128)0)
+#define MAXV 64
+#define F_REBASE ((u128)1 << 40)
+#define G_REBASE ((u128)1 << 52)
+#define K_MAX ((int64_t)1 << 30)
+
+static u128 CAP;
+
+static inline int64_t floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+    return q;
+}
+
+static inline u128 add_sat(u128 a, u128 b) {
+    u128 r = a + b;
+    return (r < a || r > CAP) ? NANV : r;
+}
+
+static inline u128 mul_exact(u128 a, u128 b) {
+    if (a == NANV) return NANV;
+    if (!(a >> 64) && !(b >> 64)) return (u128)(uint64_t)a * (uint64_t)b;
+    u128 r;
+    if (__builtin_mul_overflow(a, b, &r)) return NANV;
+    return r;
+}
+
+static inline u128 add_exact(u128 a, u128 b) {
+    if (a == NANV || b == NANV) return NANV;
+    u128 r;
+    if (__builtin_add_overflow(a, b, &r)) return NANV;
+    return r;
+}
+
+static inline u128 keep(u128 x) { return x > CAP ? NANV : x; }
+
+typedef struct {
+    int nv, kv, cls, stride, nc, off;
+    int order[MAXV], selfloop[MAXV], start[MAXV], before[MAXV];
+    int npred[MAXV];
+    int pred[MAXV][MAXV];
+    int nother, other[MAXV]; /* K's predecessors other than itself */
+    int owner[MAXV];
+    int nends, ends[MAXV];
+    int needG; /* a COUNT(K) key: bringing up to date needs G */
+} Mem;
+
+typedef struct {
+    int M, C, size, width;
+    Mem *m;
+    int *cls_start, *cls_members; /* members of each class (CSR) */
+    u128 *F, *G;                  /* per class, this partition's coefficients */
+    int64_t *irr;                 /* per class, its time stamps whose factor 1 + k is no power of 2 */
+    /* per member, its events not applied yet: variable (-1: none) and count; members with some */
+    int *pend_v;
+    int64_t *pend_k;
+    int *pending, npending;
+    char *listed; /* per member: in pending */
+    /* the open windows [lo, lo + count), window lo in slot head */
+    int64_t cap, lo, count, head, part;
+    u128 *st;     /* cap * size */
+    u128 *snapF;  /* cap * M */
+    u128 *snapG;
+    int64_t *snapI;
+    int64_t *wbursts, *wsnaps; /* cap */
+    /* output */
+    int64_t *omem, *opart, *ok;
+    uint64_t *oval;
+    Py_ssize_t n, ocap;
+    int64_t *pw;
+    Py_ssize_t npw, pwcap;
+    int per_window;
+    /* stats */
+    int64_t windows, graphlets, bursts, shared_events, snapshots, rebases, updates, steps;
+} State;
+
+static inline int bitlen(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64);
+    return hi ? 128 - __builtin_clzll(hi) : (uint64_t)x ? 64 - __builtin_clzll((uint64_t)x) : 0;
+}
+
+static inline Py_ssize_t slot(const State *s, int64_t k) {
+    int64_t x = s->head + (k - s->lo);
+    return (Py_ssize_t)(x >= s->cap ? x - s->cap : x);
+}
+
+/* member j's state in slot w brought up to date with its class's coefficients */
+static void bring(State *s, int j, Py_ssize_t w) {
+    Mem *m = &s->m[j];
+    u128 F = s->F[m->cls], F0 = s->snapF[w * s->M + j];
+    if (F == F0) return;
+    u128 G = s->G[m->cls], G0 = s->snapG[w * s->M + j];
+    int64_t I0 = s->snapI[w * s->M + j];
+    s->snapF[w * s->M + j] = F;
+    s->snapG[w * s->M + j] = G;
+    s->snapI[w * s->M + j] = s->irr[m->cls];
+    u128 *st = s->st + w * s->size + m->off;
+    const int stride = m->stride, kb = m->kv * stride;
+    u128 sum = m->start[m->kv] ? 1 : 0;
+    for (int a = 0; a < m->nother; a++) sum = add_sat(sum, st[m->other[a] * stride]);
+    u128 u = add_sat(st[kb], sum);
+    if (u == 0) return;
+    s->snapshots++;
+    s->wsnaps[w]++;
+    u128 F1, G1 = 0;
+    if (I0 == s->irr[m->cls]) { /* every factor since the snapshot a power of 2: so is F / F0 */
+        F1 = (u128)1 << (bitlen(F) - bitlen(F0));
+        if (m->needG) G1 = (G - G0 * F1) / F0;
+    } else if (!(F >> 64) && !(G >> 64)) { /* 64-bit division: F0 <= F, G0 F1 <= G */
+        uint64_t f1 = (uint64_t)F / (uint64_t)F0;
+        F1 = f1;
+        if (m->needG) G1 = ((uint64_t)G - (uint64_t)G0 * f1) / (uint64_t)F0;
+    } else {
+        F1 = F / F0;
+        if (m->needG) G1 = (G - G0 * F1) / F0;
+    }
+    for (int c = 0; c < m->nc; c++) {
+        u128 sw = 0;
+        for (int a = 0; a < m->nother; a++) sw = add_sat(sw, st[m->other[a] * stride + 1 + c]);
+        u128 r = mul_exact(add_sat(st[kb + 1 + c], sw), F1);
+        if (m->owner[c] == m->kv) r = add_exact(r, mul_exact(u, G1));
+        st[kb + 1 + c] = (r == NANV || sw == NANV) ? NANV : keep(r - sw);
+    }
+    u128 A = mul_exact(u, F1);
+    st[kb] = (A == NANV || sum == NANV) ? NANV : keep(A - sum);
+}
+
+/* k simultaneous events of member j's variable v (not K) in slot w: every event extends the
+ * trends before the time stamp (COGRA's simultaneous step) */
+static void own_step(State *s, int j, Py_ssize_t w, int v, int64_t k) {
+    Mem *m = &s->m[j];
+    bring(s, j, w);
+    s->steps++;
+    u128 *st = s->st + w * s->size + m->off;
+    const int stride = m->stride;
+    u128 sum = m->start[v] ? 1 : 0;
+    for (int a = 0; a < m->npred[v]; a++) sum = add_sat(sum, st[m->pred[v][a] * stride]);
+    if (sum == 0) return;
+    u128 *mine = st + v * stride;
+    u128 kk = (u128)k;
+    for (int c = 0; c < m->nc; c++) {
+        u128 sw = 0;
+        for (int a = 0; a < m->npred[v]; a++) sw = add_sat(sw, st[m->pred[v][a] * stride + 1 + c]);
+        u128 r = add_exact(mine[1 + c], mul_exact(sw, kk));
+        if (m->owner[c] == v) r = add_exact(r, mul_exact(sum, kk));
+        mine[1 + c] = keep(r);
+    }
+    mine[0] = keep(add_exact(mine[0], mul_exact(sum, kk)));
+}
+
+/* member j's pending events applied to every open window */
+static void flush(State *s, int j) {
+    int v = s->pend_v[j];
+    if (v < 0) return;
+    s->pend_v[j] = -1;
+    for (int64_t k = s->lo; k < s->lo + s->count; k++) own_step(s, j, slot(s, k), v, s->pend_k[j]);
+}
+
+static void flush_all(State *s) {
+    for (int x = 0; x < s->npending; x++) {
+        flush(s, s->pending[x]);
+        s->listed[s->pending[x]] = 0;
+    }
+    s->npending = 0;
+}
+
+/* c events of member j's variable v at this time stamp: a variable without a self-loop adds
+ * k s to its count with s unchanged until the member's next other step or its class's next
+ * K update, so consecutive ones wait and are applied as one step */
+static void own_events(State *s, int j, int v, int64_t c) {
+    Mem *m = &s->m[j];
+    if (s->pend_v[j] == v) {
+        s->pend_k[j] += c;
+        return;
+    }
+    if (s->pend_v[j] >= 0) flush(s, j);
+    if (m->selfloop[v]) {
+        for (int64_t k = s->lo; k < s->lo + s->count; k++) own_step(s, j, slot(s, k), v, c);
+        return;
+    }
+    s->pend_v[j] = v;
+    s->pend_k[j] = c;
+    if (!s->listed[j]) {
+        s->listed[j] = 1;
+        s->pending[s->npending++] = j;
+    }
+}
+
+static void rebase(State *s, int c) {
+    for (int x = s->cls_start[c]; x < s->cls_start[c + 1]; x++) {
+        int j = s->cls_members[x];
+        for (int64_t k = s->lo; k < s->lo + s->count; k++) {
+            Py_ssize_t w = slot(s, k);
+            bring(s, j, w);
+            s->snapF[w * s->M + j] = 1;
+            s->snapG[w * s->M + j] = 0;
+            s->snapI[w * s->M + j] = s->irr[c];
+        }
+    }
+    s->F[c] = 1;
+    s->G[c] = 0;
+    s->rebases++;
+}
+
+static int push(State *s, int j, int64_t k, const u128 *res, int nres) {
+    if (s->n == s->ocap) {
+        Py_ssize_t cap = s->ocap ? 2 * s->ocap : 4096;
+        int64_t *a = realloc(s->omem, cap * sizeof(int64_t));
+        if (!a) return -1;
+        s->omem = a;
+        a = realloc(s->opart, cap * sizeof(int64_t));
+        if (!a) return -1;
+        s->opart = a;
+        a = realloc(s->ok, cap * sizeof(int64_t));
+        if (!a) return -1;
+        s->ok = a;
+        uint64_t *v = realloc(s->oval, cap * 2 * s->width * sizeof(uint64_t));
+        if (!v) return -1;
+        s->oval = v;
+        s->ocap = cap;
+    }
+    s->omem[s->n] = j;
+    s->opart[s->n] = s->part;
+    s->ok[s->n] = k;
+    uint64_t *v = s->oval + s->n * 2 * s->width;
+    for (int a = 0; a < s->width; a++) {
+        u128 x = a < nres ? res[a] : 0;
+        v[2 * a] = (uint64_t)x;
+        v[2 * a + 1] = (uint64_t)(x >> 64);
+    }
+    s->n++;
+    return 0;
+}
+
+static int close_window(State *s, int64_t k) {
+    Py_ssize_t w = slot(s, k);
+    for (int j = 0; j < s->M; j++) {
+        Mem *m = &s->m[j];
+        bring(s, j, w);
+        const u128 *st = s->st + w * s->size + m->off;
+        u128 res[MAXV + 1];
+        for (int a = 0; a <= m->nc; a++) {
+            res[a] = 0;
+            for (int e = 0; e < m->nends; e++) res[a] = add_sat(res[a], st[m->ends[e] * m->stride + a]);
+        }
+        if (res[0] != 0 && push(s, j, k, res, m->nc + 1) < 0) return -1;
+    }
+    if (s->per_window && (s->wbursts[w] || s->wsnaps[w])) {
+        if (s->npw == s->pwcap) {
+            Py_ssize_t cap = s->pwcap ? 2 * s->pwcap : 1024;
+            int64_t *a = realloc(s->pw, cap * 4 * sizeof(int64_t));
+            if (!a) return -1;
+            s->pw = a;
+            s->pwcap = cap;
+        }
+        int64_t *p = s->pw + 4 * s->npw++;
+        p[0] = s->part;
+        p[1] = k;
+        p[2] = s->wbursts[w];
+        p[3] = s->wsnaps[w];
+    }
+    return 0;
+}
+
+static int close_below(State *s, int64_t kmin) {
+    while (s->count && s->lo < kmin) {
+        if (close_window(s, s->lo) < 0) return -1;
+        s->lo++;
+        s->count--;
+        s->head = s->head + 1 == s->cap ? 0 : s->head + 1;
+    }
+    return 0;
+}
+
+static void open_upto(State *s, int64_t kmin, int64_t kmax) {
+    if (!s->count) {
+        s->lo = kmin;
+        s->head = 0;
+    }
+    while (s->lo + s->count <= kmax) {
+        int64_t k = s->lo + s->count;
+        s->count++;
+        Py_ssize_t w = slot(s, k);
+        memset(s->st + w * s->size, 0, s->size * sizeof(u128));
+        for (int j = 0; j < s->M; j++) {
+            s->snapF[w * s->M + j] = s->F[s->m[j].cls];
+            s->snapG[w * s->M + j] = s->G[s->m[j].cls];
+            s->snapI[w * s->M + j] = s->irr[s->m[j].cls];
+        }
+        s->wbursts[w] = 0;
+        s->wsnaps[w] = 0;
+        s->windows++;
+    }
+}
+
+static int int_tuple(PyObject *o, int n, int *out, const char *what) {
+    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != n) {
+        PyErr_Format(PyExc_TypeError, "%s: a tuple of %d ints expected", what, n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        long v = PyLong_AsLong(PyTuple_GET_ITEM(o, i));
+        if (v == -1 && PyErr_Occurred()) return -1;
+        out[i] = (int)v;
+    }
+    return 0;
+}
+
+static int parse_member(PyObject *o, Mem *m) {
+    PyObject *order_o, *selfloop_o, *start_o, *before_o, *preds_o, *owners_o, *ends_o;
+    if (!PyArg_ParseTuple(o, "iiiOOOOOOO", &m->nv, &m->kv, &m->cls, &order_o, &selfloop_o, &start_o, &before_o,
+                          &preds_o, &owners_o, &ends_o))
+        return -1;
+    if (m->nv <= 0 || m->nv > MAXV || m->kv < 0 || m->kv >= m->nv || !PyTuple_Check(owners_o) ||
+        PyTuple_GET_SIZE(owners_o) >= MAXV || !PyTuple_Check(ends_o) || PyTuple_GET_SIZE(ends_o) > m->nv ||
+        !PyTuple_Check(preds_o) || PyTuple_GET_SIZE(preds_o) != m->nv) {
+        PyErr_SetString(PyExc_ValueError, "members: malformed member");
+        return -1;
+    }
+    m->nc = (int)PyTuple_GET_SIZE(owners_o);
+    m->stride = 1 + m->nc;
+    m->nends = (int)PyTuple_GET_SIZE(ends_o);
+    if (int_tuple(order_o, m->nv, m->order, "order") < 0 || int_tuple(selfloop_o, m->nv, m->selfloop, "selfloop") < 0 ||
+        int_tuple(start_o, m->nv, m->start, "start") < 0 || int_tuple(before_o, m->nv, m->before, "before") < 0 ||
+        int_tuple(owners_o, m->nc, m->owner, "owners") < 0 || int_tuple(ends_o, m->nends, m->ends, "ends") < 0)
+        return -1;
+    int seen[MAXV] = {0};
+    for (int i = 0; i < m->nv; i++) {
+        if (m->order[i] < 0 || m->order[i] >= m->nv || seen[m->order[i]]++) {
+            PyErr_SetString(PyExc_ValueError, "order: a permutation of the variables expected");
+            return -1;
+        }
+        PyObject *p = PyTuple_GET_ITEM(preds_o, i);
+        if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) > m->nv) {
+            PyErr_SetString(PyExc_TypeError, "preds: a tuple per variable expected");
+            return -1;
+        }
+        m->npred[i] = (int)PyTuple_GET_SIZE(p);
+        if (int_tuple(p, m->npred[i], m->pred[i], "preds") < 0) return -1;
+        for (int a = 0; a < m->npred[i]; a++)
+            if (m->pred[i][a] < 0 || m->pred[i][a] >= m->nv) {
+                PyErr_SetString(PyExc_ValueError, "preds: index out of range");
+                return -1;
+            }
+    }
+    for (int e = 0; e < m->nends; e++)
+        if (m->ends[e] < 0 || m->ends[e] >= m->nv) {
+            PyErr_SetString(PyExc_ValueError, "ends: index out of range");
+            return -1;
+        }
+    for (int c = 0; c < m->nc; c++)
+        if (m->owner[c] < -1 || m->owner[c] >= m->nv) {
+            PyErr_SetString(PyExc_ValueError, "owners: index out of range");
+            return -1;
+        }
+    m->needG = 0;
+    for (int c = 0; c < m->nc; c++)
+        if (m->owner[c] == m->kv) m->needG = 1;
+    m->nother = 0;
+    for (int a = 0; a < m->npred[m->kv]; a++)
+        if (m->pred[m->kv][a] != m->kv) m->other[m->nother++] = m->pred[m->kv][a];
+    return 0;
+}
+
+/* bool buffers of one length each, kept in views[]; returns how many were taken (on error -1
+ * after releasing them) */
+static int get_masks(PyObject *tuple, Py_buffer *views, Py_ssize_t rows, const char *what) {
+    if (!PyTuple_Check(tuple)) {
+        PyErr_Format(PyExc_TypeError, "%s: a tuple of bool buffers expected", what);
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(tuple, i), &views[i], PyBUF_C_CONTIGUOUS) < 0 ||
+            (views[i].len != rows && (PyBuffer_Release(&views[i]), 1))) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: one byte per row expected", what);
+            for (Py_ssize_t x = 0; x < i; x++) PyBuffer_Release(&views[x]);
+            return -1;
+        }
+    }
+    return (int)n;
+}
+
+static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *ts_o, *idx_o, *ps_o, *km_o, *chains_o, *om_o, *subs_o, *mem_o;
+    int per_window;
+    long long within, slide;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOLLp", &ts_o, &idx_o, &ps_o, &km_o, &chains_o, &om_o, &subs_o, &mem_o, &within,
+                          &slide, &per_window))
+        return NULL;
+    if (within <= 0 || slide <= 0 || !PyTuple_Check(mem_o) || PyTuple_GET_SIZE(mem_o) == 0 || !PyTuple_Check(km_o) ||
+        !PyTuple_Check(chains_o) || !PyTuple_Check(om_o) || !PyTuple_Check(subs_o) ||
+        PyTuple_GET_SIZE(subs_o) != PyTuple_GET_SIZE(om_o)) {
+        PyErr_SetString(PyExc_ValueError, "positive within / slide, members, and tuples of masks expected");
+        return NULL;
+    }
+    State s;
+    memset(&s, 0, sizeof(s));
+    Py_buffer tsv = {0}, idxv = {0}, psv = {0};
+    Py_buffer *kmv = NULL, *omv = NULL;
+    int got_ts = 0, got_idx = 0, got_ps = 0, nkm = 0, nom = 0;
+    PyObject *result = NULL;
+    int C = (int)PyTuple_GET_SIZE(km_o), H = (int)PyTuple_GET_SIZE(chains_o), D = (int)PyTuple_GET_SIZE(om_o);
+    int *chain_start = calloc((size_t)H + 1, sizeof(int)), *chain_cls = calloc((size_t)C + 1, sizeof(int));
+    int *sub_start = calloc((size_t)D + 1, sizeof(int)), *sub_pairs = NULL;
+    int64_t *kcount = calloc((size_t)C + 1, sizeof(int64_t));
+    int *kfirst = calloc((size_t)H + 1, sizeof(int)); /* per chain: its lowest level hit at this time stamp */
+    int64_t *cnt = NULL;
+    int *touched = NULL, *is_touched = NULL;
+    const char **kmask = calloc((size_t)C + 1, sizeof(char *)), **omask = calloc((size_t)D + 1, sizeof(char *));
+    kmv = calloc((size_t)C + 1, sizeof(Py_buffer));
+    omv = calloc((size_t)D + 1, sizeof(Py_buffer));
+    s.M = (int)PyTuple_GET_SIZE(mem_o);
+    s.C = C;
+    s.m = calloc(s.M, sizeof(Mem));
+    s.cls_start = calloc((size_t)C + 1, sizeof(int));
+    s.cls_members = calloc(s.M, sizeof(int));
+    s.F = calloc((size_t)C + 1, sizeof(u128));
+    s.G = calloc((size_t)C + 1, sizeof(u128));
+    s.irr = calloc((size_t)C + 1, sizeof(int64_t));
+    s.pend_v = calloc((size_t)s.M + 1, sizeof(int));
+    s.pend_k = calloc((size_t)s.M + 1, sizeof(int64_t));
+    s.pending = calloc((size_t)s.M + 1, sizeof(int));
+    s.listed = calloc((size_t)s.M + 1, 1);
+    if (!s.listed || !s.irr || !s.pend_v || !s.pend_k || !s.pending || !chain_start || !chain_cls || !sub_start || !kcount || !kfirst || !kmask || !omask || !kmv || !omv || !s.m ||
+        !s.cls_start || !s.cls_members || !s.F || !s.G) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (C <= 0) {
+        PyErr_SetString(PyExc_ValueError, "at least one class expected");
+        goto done;
+    }
+    /* chains: a partition of the classes */
+    {
+        int x = 0;
+        char *used = calloc((size_t)C, 1);
+        if (!used) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (int h = 0; h < H; h++) {
+            PyObject *ch = PyTuple_GET_ITEM(chains_o, h);
+            int len = PyTuple_Check(ch) ? (int)PyTuple_GET_SIZE(ch) : -1;
+            if (len <= 0 || x + len > C || int_tuple(ch, len, chain_cls + x, "chains") < 0) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "chains: non-empty tuples of classes expected");
+                free(used);
+                goto done;
+            }
+            for (int l = 0; l < len; l++) {
+                int c = chain_cls[x + l];
+                if (c < 0 || c >= C || used[c]++) {
+                    PyErr_SetString(PyExc_ValueError, "chains: each class in exactly one chain expected");
+                    free(used);
+                    goto done;
+                }
+            }
+            chain_start[h] = x;
+            x += len;
+        }
+        chain_start[H] = x;
+        for (int h = 0; h < H; h++) kfirst[h] = INT32_MAX;
+        free(used);
+        if (x != C) {
+            PyErr_SetString(PyExc_ValueError, "chains: each class in exactly one chain expected");
+            goto done;
+        }
+    }
+    int off = 0, maxnc = 0, maxnv = 0;
+    for (int j = 0; j < s.M; j++) {
+        if (parse_member(PyTuple_GET_ITEM(mem_o, j), &s.m[j]) < 0) goto done;
+        if (s.m[j].cls < 0 || s.m[j].cls >= C) {
+            PyErr_SetString(PyExc_ValueError, "member class out of range");
+            goto done;
+        }
+        s.m[j].off = off;
+        off += s.m[j].nv * s.m[j].stride;
+        if (s.m[j].nc > maxnc) maxnc = s.m[j].nc;
+        if (s.m[j].nv > maxnv) maxnv = s.m[j].nv;
+        s.cls_start[s.m[j].cls + 1]++;
+    }
+    s.size = off;
+    s.width = 1 + maxnc;
+    for (int c = 0; c < C; c++) s.cls_start[c + 1] += s.cls_start[c];
+    {
+        int *fill = calloc((size_t)C, sizeof(int));
+        if (!fill) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (int j = 0; j < s.M; j++) {
+            int c = s.m[j].cls;
+            s.cls_members[s.cls_start[c] + fill[c]++] = j;
+        }
+        free(fill);
+    }
+    /* subscribers of the own masks */
+    for (int d = 0; d < D; d++) {
+        PyObject *sb = PyTuple_GET_ITEM(subs_o, d);
+        if (!PyTuple_Check(sb) || PyTuple_GET_SIZE(sb) % 2) {
+            PyErr_SetString(PyExc_TypeError, "subs: flat tuples of (member, variable) expected");
+            goto done;
+        }
+        sub_start[d + 1] = sub_start[d] + (int)PyTuple_GET_SIZE(sb) / 2;
+    }
+    sub_pairs = calloc((size_t)sub_start[D] * 2 + 1, sizeof(int));
+    cnt = calloc((size_t)s.M * maxnv + 1, sizeof(int64_t));
+    touched = calloc((size_t)s.M + 1, sizeof(int));
+    is_touched = calloc((size_t)s.M + 1, sizeof(int));
+    if (!sub_pairs || !cnt || !touched || !is_touched) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int d = 0; d < D; d++) {
+        PyObject *sb = PyTuple_GET_ITEM(subs_o, d);
+        int len = (int)PyTuple_GET_SIZE(sb);
+        if (int_tuple(sb, len, sub_pairs + 2 * sub_start[d], "subs") < 0) goto done;
+        for (int a = 0; a < len; a += 2) {
+            int j = sub_pairs[2 * sub_start[d] + a], v = sub_pairs[2 * sub_start[d] + a + 1];
+            if (j < 0 || j >= s.M || v < 0 || v >= s.m[j].nv || v == s.m[j].kv) {
+                PyErr_SetString(PyExc_ValueError, "subs: a member and one of its variables other than K expected");
+                goto done;
+            }
+        }
+    }
+    if (PyObject_GetBuffer(ts_o, &tsv, PyBUF_C_CONTIGUOUS) < 0) goto done;
+    got_ts = 1;
+    if (tsv.len % 8) {
+        PyErr_SetString(PyExc_TypeError, "ts: an int64 buffer expected");
+        goto done;
+    }
+    Py_ssize_t rows = tsv.len / 8;
+    if (idx_o != Py_None) {
+        if (PyObject_GetBuffer(idx_o, &idxv, PyBUF_C_CONTIGUOUS) < 0) goto done;
+        got_idx = 1;
+        if (idxv.len % 8) {
+            PyErr_SetString(PyExc_TypeError, "idx: an int64 buffer expected");
+            goto done;
+        }
+    }
+    if (PyObject_GetBuffer(ps_o, &psv, PyBUF_C_CONTIGUOUS) < 0) goto done;
+    got_ps = 1;
+    if ((nkm = get_masks(km_o, kmv, rows, "kmasks")) < 0) {
+        nkm = 0;
+        goto done;
+    }
+    if ((nom = get_masks(om_o, omv, rows, "omasks")) < 0) {
+        nom = 0;
+        goto done;
+    }
+    for (int c = 0; c < C; c++) kmask[c] = kmv[c].buf;
+    for (int d = 0; d < D; d++) omask[d] = omv[d].buf;
+    const int64_t *ts = tsv.buf, *idx = got_idx ? idxv.buf : NULL, *ps = psv.buf;
+    Py_ssize_t n = got_idx ? idxv.len / 8 : rows, nparts = psv.len / 8;
+    if (n && (nparts == 0 || ps[0] != 0)) {
+        PyErr_SetString(PyExc_ValueError, "pstarts: increasing positions from 0 expected");
+        goto done;
+    }
+    for (Py_ssize_t p = 1; p < nparts; p++)
+        if (ps[p] <= ps[p - 1] || ps[p] >= n) {
+            PyErr_SetString(PyExc_ValueError, "pstarts: increasing positions from 0 expected");
+            goto done;
+        }
+    for (Py_ssize_t i = 0; idx && i < n; i++)
+        if (idx[i] < 0 || idx[i] >= rows) {
+            PyErr_SetString(PyExc_ValueError, "idx: a row out of range");
+            goto done;
+        }
+    s.cap = within / slide + 2;
+    if (s.cap > (1 << 20) || s.cap * (int64_t)(s.size + 2 * s.M) > ((int64_t)1 << 27)) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    s.per_window = per_window;
+    s.st = calloc(s.cap * s.size, sizeof(u128));
+    s.snapF = calloc(s.cap * s.M, sizeof(u128));
+    s.snapG = calloc(s.cap * s.M, sizeof(u128));
+    s.snapI = calloc(s.cap * s.M, sizeof(int64_t));
+    s.wbursts = calloc(s.cap, sizeof(int64_t));
+    s.wsnaps = calloc(s.cap, sizeof(int64_t));
+    for (int j = 0; j < s.M; j++) s.pend_v[j] = -1;
+    if (!s.st || !s.snapF || !s.snapG || !s.snapI || !s.wbursts || !s.wsnaps) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int failed = 0, too_big = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t p = 0;
+    int in_graphlet = 0;
+    s.part = -1;
+    for (Py_ssize_t lo = 0; lo < n && !failed;) {
+        while (p + 1 < nparts && ps[p + 1] <= lo) p++;
+        Py_ssize_t pend = p + 1 < nparts ? ps[p + 1] : n;
+        int64_t t = ts[idx ? idx[lo] : lo];
+        Py_ssize_t hi = lo + 1;
+        while (hi < pend && ts[idx ? idx[hi] : hi] == t) hi++;
+        int64_t kmin = floordiv(t - within, slide) + 1, kmax = floordiv(t, slide);
+        if (p != s.part || kmin != s.lo || kmax != s.lo + s.count - 1) flush_all(&s); /* the open windows change */
+        if (p != s.part) {
+            if (close_below(&s, INT64_MAX) < 0) {
+                failed = 1;
+                break;
+            }
+            s.part = p;
+            for (int c = 0; c < C; c++) {
+                s.F[c] = 1;
+                s.G[c] = 0;
+            }
+            in_graphlet = 0;
+        }
+        if (close_below(&s, kmin) < 0) {
+            failed = 1;
+            break;
+        }
+        open_upto(&s, kmin, kmax);
+        /* this time stamp's events: K per chain level, the members' own per variable */
+        int ntouched = 0;
+        int64_t kk = 0;
+        for (Py_ssize_t i = lo; i < hi; i++) {
+            Py_ssize_t r = idx ? idx[i] : i;
+            int matched = 0;
+            for (int h = 0; h < H; h++) {
+                int a = chain_start[h], b = chain_start[h + 1] - 1; /* b: the chain's largest class */
+                if (!kmask[chain_cls[b]][r]) continue;
+                while (a < b) { /* the first class of the chain matching r */
+                    int mid = (a + b) / 2;
+                    if (kmask[chain_cls[mid]][r]) b = mid;
+                    else a = mid + 1;
+                }
+                kcount[a]++;
+                if (a < kfirst[h]) kfirst[h] = a;
+                matched = 1;
+            }
+            kk += matched;
+            for (int d = 0; d < D; d++) {
+                if (!omask[d][r]) continue;
+                for (int x = sub_start[d]; x < sub_start[d + 1]; x++) {
+                    int j = sub_pairs[2 * x], v = sub_pairs[2 * x + 1];
+                    cnt[j * maxnv + v]++;
+                    if (!is_touched[j]) {
+                        is_touched[j] = 1;
+                        touched[ntouched++] = j;
+                    }
+                }
+            }
+        }
+        if (kk > K_MAX) {
+            too_big = failed = 1;
+            break;
+        }
+        for (int phase = 1; phase >= 0; phase--) {
+            /* the members' own steps: variables ranked before K (its successors) see the
+             * state before K's events of this time stamp, the others the state after */
+            for (int x = 0; x < ntouched; x++) {
+                int j = touched[x];
+                Mem *m = &s.m[j];
+                for (int o = 0; o < m->nv; o++) {
+                    int v = m->order[o];
+                    int64_t c = cnt[j * maxnv + v];
+                    if (c && m->before[v] == phase) own_events(&s, j, v, c);
+                }
+            }
+            if (phase == 0 || !kk) continue;
+            if (!in_graphlet) s.graphlets++;
+            int64_t live = kmax - kmin + 1;
+            s.bursts += live;
+            s.shared_events += kk * live;
+            for (int64_t k = kmin; k <= kmax; k++) s.wbursts[slot(&s, k)]++;
+            for (int h = 0; h < H; h++) {
+                int64_t run = 0;
+                int from = kfirst[h];
+                kfirst[h] = INT32_MAX;
+                for (int l = from; l < chain_start[h + 1]; l++) {
+                    run += kcount[l];
+                    kcount[l] = 0;
+                    if (!run) continue;
+                    int c = chain_cls[l];
+                    for (int x = s.cls_start[c]; x < s.cls_start[c + 1]; x++) flush(&s, s.cls_members[x]);
+                    if (s.F[c] > F_REBASE || s.G[c] > G_REBASE) rebase(&s, c);
+                    if (run == 1) { /* one event: F 2F, G 2G + F */
+                        s.G[c] = (s.G[c] << 1) + s.F[c];
+                        s.F[c] <<= 1;
+                    } else {
+                        u128 f = (u128)(1 + run);
+                        if (run & (run + 1)) s.irr[c]++; /* 1 + run no power of 2 */
+                        s.G[c] = s.G[c] * f + (u128)run * s.F[c];
+                        s.F[c] = s.F[c] * f;
+                    }
+                    s.updates++;
+                }
+            }
+        }
+        for (int x = 0; x < ntouched; x++) {
+            int j = touched[x];
+            is_touched[j] = 0;
+            for (int v = 0; v < s.m[j].nv; v++) cnt[j * maxnv + v] = 0;
+        }
+        in_graphlet = kk && !ntouched;
+        lo = hi;
+    }
+    if (!failed) flush_all(&s);
+    if (!failed && close_below(&s, INT64_MAX) < 0) failed = 1;
+    Py_END_ALLOW_THREADS
+    if (too_big) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    if (failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject *pw = Py_None;
+    if (per_window) {
+        pw = PyBytes_FromStringAndSize((const char *)s.pw, s.npw * 4 * sizeof(int64_t));
+        if (!pw) goto done;
+    } else {
+        Py_INCREF(pw);
+    }
+    result = Py_BuildValue(
+        "(y#y#y#y#(LLLLLLLL)N)", (const char *)s.omem, (Py_ssize_t)(s.n * sizeof(int64_t)), (const char *)s.opart,
+        (Py_ssize_t)(s.n * sizeof(int64_t)), (const char *)s.ok, (Py_ssize_t)(s.n * sizeof(int64_t)),
+        (const char *)s.oval, (Py_ssize_t)(s.n * 2 * s.width * sizeof(uint64_t)), (long long)s.windows,
+        (long long)s.graphlets, (long long)s.bursts, (long long)s.shared_events, (long long)s.snapshots,
+        (long long)s.rebases, (long long)s.updates, (long long)s.steps, pw);
+done:
+    if (got_ts) PyBuffer_Release(&tsv);
+    if (got_idx) PyBuffer_Release(&idxv);
+    if (got_ps) PyBuffer_Release(&psv);
+    for (int c = 0; c < nkm; c++) PyBuffer_Release(&kmv[c]);
+    for (int d = 0; d < nom; d++) PyBuffer_Release(&omv[d]);
+    free(kmv);
+    free(omv);
+    free(kmask);
+    free(omask);
+    free(chain_start);
+    free(chain_cls);
+    free(sub_start);
+    free(sub_pairs);
+    free(kcount);
+    free(kfirst);
+    free(cnt);
+    free(touched);
+    free(is_touched);
+    free(s.m);
+    free(s.cls_start);
+    free(s.cls_members);
+    free(s.F);
+    free(s.G);
+    free(s.st);
+    free(s.snapF);
+    free(s.snapG);
+    free(s.snapI);
+    free(s.irr);
+    free(s.pend_v);
+    free(s.pend_k);
+    free(s.pending);
+    free(s.listed);
+    free(s.wbursts);
+    free(s.wsnaps);
+    free(s.omem);
+    free(s.opart);
+    free(s.ok);
+    free(s.oval);
+    free(s.pw);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"run", run, METH_VARARGS, "The type-grained shared Kleene pass over count states (see the module source)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_typed", "The compiled type-grained shared Kleene executor.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__typed(void) {
+    CAP = (u128)10000000000000000000ULL * (u128)10000000000000000000ULL - 1; /* 10**38 - 1 */
+    return PyModule_Create(&module);
+}
