@@ -46,7 +46,7 @@ def plans(text: str, stats: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {p: build_plan(workload, planner=p, statistics=stats) for p in PLANNERS}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(workloads(), statistics(), streams((20, 50)))
 def test_gloria_and_auto_plans_equal_the_none_plan(text: str, stats: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     table = engine.table_from_rows(rows)
@@ -57,7 +57,7 @@ def test_gloria_and_auto_plans_equal_the_none_plan(text: str, stats: dict[str, A
         assert same_rows(got, want), (planner, text, plan["sharing"])
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(workloads(), statistics(), streams((6, 12)))
 def test_gloria_plans_equal_the_two_step_reference(text: str, stats: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     want = run_engine(build_plan(parse_workload(text), planner="none"), rows, "twostep")

@@ -295,7 +295,7 @@ def _shared_plan(text: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     return shared, alone
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(workloads(), streams((20, 50)), st.integers(0, 2**32), st.sampled_from((1, 2, run.REBASE_LENGTH)))
 def test_random_groups_equal_every_query_alone(text: str, rows: list[dict[str, Any]], seed: int, rebase: int) -> None:
     shared, alone = _shared_plan(text, seed)
@@ -319,7 +319,7 @@ def test_random_groups_equal_every_query_alone(text: str, rows: list[dict[str, A
             assert r.shared == r.alone == r.split == 0  # Q-sets of one query: nothing shared
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(workloads(), streams((6, 12)), st.integers(0, 2**32))
 def test_random_groups_equal_the_two_step_reference(text: str, rows: list[dict[str, Any]], seed: int) -> None:
     shared, alone = _shared_plan(text, seed)

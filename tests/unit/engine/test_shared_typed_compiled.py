@@ -101,7 +101,7 @@ class _Count:
 
 
 @pytest.mark.parametrize("decision", ["static", "dynamic"])
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(workloads(), streams((20, 70)))
 def test_compiled_pass_equals_each_query_alone_and_the_python_executor(
     decision: str, text: str, rows: list[dict[str, Any]]
@@ -125,7 +125,7 @@ def test_compiled_pass_equals_each_query_alone_and_the_python_executor(
         assert sum(r.windows for r in report.values()) > 0 or not want
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(workloads(), streams((5, 11)))
 def test_compiled_pass_equals_the_two_step_reference(text: str, rows: list[dict[str, Any]]) -> None:
     plan = _plan(text)

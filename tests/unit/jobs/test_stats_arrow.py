@@ -134,7 +134,7 @@ def reference(table: pa.Table, workload: Any, group_by: list[str], pane_seconds:
     return build_rows(spec, agg)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(table=tables(), text=workloads(), group_by=st.sampled_from([[], ["g"], ["h", "g"]]),
        pane=st.sampled_from([1.0, 5.0, 60.0]))
 def test_compute_stats_equals_the_definition_counted_row_by_row(

@@ -65,7 +65,7 @@ def test_auto_on_the_planner_fixtures(case: str) -> None:
     assert bool(auto["sharing"]) == bool(expected["groups"])  # it shares where the fixture's planners do
 
 
-@settings(max_examples=40, deadline=None, phases=AS_FOUND)
+@settings(max_examples=20, deadline=None, phases=AS_FOUND)
 @given(sharing_workloads(), st.data())
 def test_auto_keeps_the_cheapest_plan(text: str, data: st.DataObject) -> None:
     stats = data.draw(statistics(optimizer.compile_workload(text)), label="statistics")
