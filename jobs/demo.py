@@ -9,7 +9,9 @@ Steps (each printed as it starts, with its duration when it ends):
 4. run the ``trendlake_optimize`` DAG (stats -> plan -> validation);
 5. run the ``trendlake_replay`` DAG for the day's data interval (replay ->
    Great Expectations checks of the result tables);
-6. query the result tables with Spark SQL and plot one query per window.
+6. query the result tables with Spark SQL and plot one query per window;
+   print what the nightly plan shares and the replayed day's engine seconds
+   against the plan's estimates.
 
 Airflow runs every DAG in-process with ``dag.test()`` against its SQLite
 metadata database; Spark runs ``local[*]``; Delta tables live on local disk.
@@ -154,6 +156,35 @@ def show_results(lake: Path, out: Path) -> Path:
     return plot_series(series, out / "stuck_trips.png")
 
 
+def sharing_summary(lake: Path, workload: Path) -> str:
+    """What the nightly plan shares, and the replayed day's engine seconds against the plan's
+    estimates (``explain --replay-report`` of the newest replay report)."""
+    import json
+
+    from trendlake.jobs.explain import measured_text
+    from trendlake.jobs.lake import Lake
+    from trendlake.jobs.optimize import current_plan, workload_name
+
+    name = workload_name(workload)
+    plan = current_plan(lake, name)
+    chosen = plan.get("chosen_planner") or plan["planner"]
+    lines = [f"nightly plan {plan['plan_id']}: planner {plan['planner']}"
+             + (f" kept {chosen}" if plan.get("chosen_planner") else "")
+             + f", estimated {plan.get('estimated_cost')} steps per window"]
+    for alt in plan.get("alternatives", []):
+        lines.append(f"  rejected {alt['planner']} (estimated {alt['estimated_cost']}): {alt.get('reason', '')}")
+    if not plan["sharing"]:
+        lines.append("  nothing is shared: every query runs alone")
+    for g in plan["sharing"]:
+        est = g["estimated_cost"]
+        lines.append(f"  group {g['id']} ({g['kind']}): {', '.join(g['queries'])}; estimated {est['shared']} "
+                     f"shared against {est['non_shared']} alone")
+    reports = sorted(Lake(lake).reports(name).glob("*.json"))
+    if reports:
+        lines.append(measured_text(plan, json.loads(reports[-1].read_text())))
+    return "\n".join(lines)
+
+
 def plot_series(table: Any, path: Path) -> Path:
     import matplotlib
 
@@ -196,6 +227,7 @@ def demo(out: Path, events: int, seed: int, dags: Path) -> int:
     run_dag("trendlake_replay", DAY + timedelta(days=1), dags)
     steps("query the result tables with Spark SQL and plot stuck_trips")
     plot = show_results(out / "lake", out)
+    print(sharing_summary(out / "lake", Path(os.environ["TRENDLAKE_WORKLOAD"])))
     steps.finish()
     print(f"plot: {plot}")
     print(f"lake: {out / 'lake'}  (try: .venv/bin/trendlake sql --lake {out / 'lake'} \"SELECT * FROM results_stuck_trips LIMIT 5\")")
