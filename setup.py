@@ -33,6 +33,7 @@ setup(
         Extension(
             "trendlake.engine.strategies.cogra._steps",
             ["engine/strategies/cogra/_steps.c"],
+            depends=["engine/count128.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),
@@ -41,6 +42,7 @@ setup(
         Extension(
             "trendlake.engine.shared.kleene._typed",
             ["engine/shared/kleene/_typed.c"],
+            depends=["engine/count128.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),

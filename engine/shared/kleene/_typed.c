@@ -60,43 +60,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef unsigned __int128 u128;
+#include "../../count128.h"
 
-#define NANV (~(u128)0)
 #define MAXV 64
 #define F_REBASE ((u128)1 << 40)
 #define G_REBASE ((u128)1 << 52)
 #define K_MAX ((int64_t)1 << 30)
 
-static u128 CAP;
-
-static inline int64_t floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
-    return q;
-}
-
-static inline u128 add_sat(u128 a, u128 b) {
-    u128 r = a + b;
-    return (r < a || r > CAP) ? NANV : r;
-}
-
-static inline u128 mul_exact(u128 a, u128 b) {
-    if (a == NANV) return NANV;
-    if (!(a >> 64) && !(b >> 64)) return (u128)(uint64_t)a * (uint64_t)b;
-    u128 r;
-    if (__builtin_mul_overflow(a, b, &r)) return NANV;
-    return r;
-}
-
-static inline u128 add_exact(u128 a, u128 b) {
-    if (a == NANV || b == NANV) return NANV;
-    u128 r;
-    if (__builtin_add_overflow(a, b, &r)) return NANV;
-    return r;
-}
-
-static inline u128 keep(u128 x) { return x > CAP ? NANV : x; }
 
 typedef struct {
     int nv, kv, cls, stride, nc, off;
@@ -842,6 +812,6 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__typed(void) {
-    CAP = (u128)10000000000000000000ULL * (u128)10000000000000000000ULL - 1; /* 10**38 - 1 */
+    count128_init();
     return PyModule_Create(&module);
 }

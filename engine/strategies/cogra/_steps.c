@@ -32,51 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef unsigned __int128 u128;
+#include "../../count128.h"
 
 #define LIMIT 120
-#define NANV (~(u128)0)
 
-static u128 CAP; /* 10**38 - 1, set at import */
-
-static inline int64_t floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
-    return q;
-}
-
-
-/* a + b, saturated past CAP, for a and b each at most CAP or NANV: two counts at most CAP
- * cannot wrap, and NANV plus anything either wraps (to below NANV) or stays NANV */
-static inline u128 add_sat(u128 a, u128 b) {
-    u128 r = a + b;
-    return (r < a || r > CAP) ? NANV : r;
-}
-
-/* a * b exactly, NANV when a is NANV or the product passes 2**128 */
-static inline u128 mul_exact(u128 a, u128 b) {
-    if (a == NANV) return NANV;
-    if (!(a >> 64) && !(b >> 64)) return (u128)(uint64_t)a * (uint64_t)b; /* fits: no check */
-    u128 r;
-    if (__builtin_mul_overflow(a, b, &r)) return NANV;
-    return r;
-}
-
-/* a * 2**k exactly (0 <= k <= LIMIT), NANV when a is NANV or the product passes 2**128 */
-static inline u128 shl_exact(u128 a, int k) {
-    if (a == NANV || (k && (a >> (128 - k)))) return NANV;
-    return a << k;
-}
-
-/* a + b exactly, NANV when either is NANV or the sum passes 2**128 */
-static inline u128 add_exact(u128 a, u128 b) {
-    if (a == NANV || b == NANV) return NANV;
-    u128 r;
-    if (__builtin_add_overflow(a, b, &r)) return NANV;
-    return r;
-}
-
-static inline u128 keep(u128 x) { return x > CAP ? NANV : x; }
 
 typedef struct {
     int nv, nc, stride;          /* variables, COUNT(E) keys, counts per variable */
@@ -590,6 +549,6 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__steps(void) {
-    CAP = (u128)10000000000000000000ULL * (u128)10000000000000000000ULL - 1; /* 10**38 - 1 */
+    count128_init();
     return PyModule_Create(&module);
 }

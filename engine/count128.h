@@ -1,0 +1,62 @@
+/* Exact 128-bit counts with saturation: the arithmetic of the compiled kernels
+ * (engine/strategies/cogra/_steps.c, COGRA; engine/shared/kleene/_typed.c, the shared pass).
+ *
+ * A count is exact up to CAP (10**38 - 1, the result schema's decimal(38,0)); past it, it is
+ * NANV (all ones: NaN, OVERFLOW in Python), exactly as the Python kernels keep it. Each
+ * extension module includes this once and calls count128_init() when it is imported.
+ */
+#ifndef TRENDLAKE_COUNT128_H
+#define TRENDLAKE_COUNT128_H
+
+#include <stdint.h>
+
+typedef unsigned __int128 u128;
+
+#define NANV (~(u128)0)
+
+static u128 CAP; /* 10**38 - 1, set by count128_init */
+
+static inline void count128_init(void) {
+    CAP = (u128)10000000000000000000ULL * (u128)10000000000000000000ULL - 1;
+}
+
+static inline int64_t floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+    return q;
+}
+
+/* a + b, saturated past CAP, for a and b each at most CAP or NANV: two counts at most CAP
+ * cannot wrap, and NANV plus anything either wraps (to below NANV) or stays NANV */
+static inline u128 add_sat(u128 a, u128 b) {
+    u128 r = a + b;
+    return (r < a || r > CAP) ? NANV : r;
+}
+
+/* a * b exactly, NANV when a is NANV or the product passes 2**128 */
+static inline u128 mul_exact(u128 a, u128 b) {
+    if (a == NANV) return NANV;
+    if (!(a >> 64) && !(b >> 64)) return (u128)(uint64_t)a * (uint64_t)b; /* fits: no check */
+    u128 r;
+    if (__builtin_mul_overflow(a, b, &r)) return NANV;
+    return r;
+}
+
+/* a * 2**k exactly (0 <= k < 128), NANV when a is NANV or the product passes 2**128 */
+static inline u128 shl_exact(u128 a, int k) {
+    if (a == NANV || (k && (a >> (128 - k)))) return NANV;
+    return a << k;
+}
+
+/* a + b exactly, NANV when either is NANV or the sum passes 2**128 */
+static inline u128 add_exact(u128 a, u128 b) {
+    if (a == NANV || b == NANV) return NANV;
+    u128 r;
+    if (__builtin_add_overflow(a, b, &r)) return NANV;
+    return r;
+}
+
+/* a count kept: NANV past CAP */
+static inline u128 keep(u128 x) { return x > CAP ? NANV : x; }
+
+#endif
