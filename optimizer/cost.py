@@ -64,9 +64,9 @@ GRAPH_ENTRY_COST = 0.1
 # shared / non-shared ratio: the planner estimates a group at ``alone x ratio x`` this. The
 # median factor measured by ``python -m benchmarks.calibrate_sequence`` over the groups
 # ``gloria`` forms on the GLORIA experiment's mixed workloads (its executor is Python, the
-# queries alone run on COGRA's compiled kernel; benchmarks/results/calibrate_sequence.json:
-# 1.8, with quartiles 1.3 and 8.4: groups of several queries with nested cycles cost far more,
-# so the estimate of such a group is low).
+# queries alone run on COGRA's compiled kernel). Two runs gave medians of 1.8 and 1.9; the
+# recorded one, benchmarks/results/calibrate_sequence.json, has quartiles 1.3 and 8.2: groups
+# of several queries sharing a nested cycle cost far more, so their estimate is low.
 SEQUENCE_STEP_COST = 1.8
 
 

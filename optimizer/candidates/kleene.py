@@ -24,13 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trendlake.engine.query import canonical_predicates, has_cycle
+from trendlake.engine.query import ANY, canonical_predicates, has_cycle
 from trendlake.engine.shared.template import merged_template
 from trendlake.optimizer.groups import make_group
 
 __all__ = ["KIND", "Candidate", "candidates", "counts_only", "eligible", "group"]
 
-ANY = "skip-till-any-match"
 KIND = "kleene"
 
 

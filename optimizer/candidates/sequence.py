@@ -19,13 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trendlake.engine.query import ANY
 from trendlake.engine.shared.template import merged_template
 from trendlake.optimizer.groups import make_group
 
 __all__ = ["KIND", "Candidate", "candidates", "eligible", "group", "transitions_of"]
 
 KIND = "sequence"
-ANY = "skip-till-any-match"
 
 
 def eligible(entry: Mapping[str, Any]) -> str | None:

@@ -9,14 +9,8 @@ from pathlib import Path
 from trendlake.jobs.demo import sharing_summary
 from trendlake.jobs.optimize import optimize
 
-WORKLOAD = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(A, K+) WITHIN 1 minute;
-QUERY q2 RETURN COUNT(*) PATTERN SEQ(B, K+) WITHIN 1 minute;
-QUERY q3 RETURN COUNT(*) PATTERN SEQ(C, D) WITHIN 1 minute;
-"""
-# K dense, in bursts of one: sharing K+ pays
-STATS = {"pane_us": 60_000_000, "types": {"K": {"rate_mean": 500.0}, "A": {"rate_mean": 1.0},
-                                          "B": {"rate_mean": 1.0}, "C": {"rate_mean": 3.0}, "D": {"rate_mean": 2.0}},
-         "bursts": {"*": {"types": {"K": {"mean": 1.0}}}}}
+from tests.unit.jobs.test_measured import STATS
+from tests.unit.jobs.test_measured import TEXT as WORKLOAD
 
 
 def test_the_summary_names_the_groups_and_compares_with_the_newest_report(tmp_path: Path) -> None:
