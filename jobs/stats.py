@@ -25,6 +25,11 @@ Statistics (one row each, ``kind`` says which; docs/lake.md has the table):
     with ``group_by``: the number of distinct groups (``groups``) per event
     type and over all types (``event_type`` null); events lacking a group
     attribute belong to no group.
+``partitions``
+    per partitioning of the workload's queries (their ``partition_by``: group-by plus
+    equivalence attributes, when not empty): the number of distinct partitions (``groups``)
+    per event type and over all types (``event_type`` null), and the events that have every
+    attribute of it (``events``); events lacking one belong to no partition, as in the engine.
 ``burst``
     per query of the workload and event type of its pattern (positive and
     negated variables): the runs of consecutive events of one type with no
@@ -133,11 +138,14 @@ class Spec:
     bursts: list[BurstSpec]
     predicates: list[PredicateSpec]
     workload_hash: str | None
+    partitionings: list[tuple[str, ...]] = field(default_factory=list)
 
     @property
     def attributes(self) -> list[str]:
         """Attribute columns the predicates and groupings need."""
         names: list[str] = list(self.group_by)
+        for keys in self.partitionings:
+            names += keys
         for b in self.bursts:
             names += b.partition_by
         for p in self.predicates:
@@ -206,6 +214,8 @@ def make_spec(
         bursts=list(bursts.values()),
         predicates=predicates,
         workload_hash=plan.get("workload_hash") if plan else None,
+        partitionings=list(dict.fromkeys(tuple(q["partition_by"]) for q in (plan or {}).get("queries", ())
+                                         if q["partition_by"])),
     )
 
 
@@ -330,6 +340,8 @@ class Aggregates:
     groups_total: int | None = None
     grouped_events: int = 0
     bursts: list[dict[str, tuple[int, int, int]]] = field(default_factory=list)  # per spec: type -> (runs, events, max)
+    # per partitioning of ``Spec.partitionings``: (partitions, events with every key, type -> (partitions, events))
+    partitions: list[tuple[int, int, dict[str, tuple[int, int]]]] = field(default_factory=list)
     predicates: list[tuple[int, int, int, int]] = field(default_factory=list)
 
 
@@ -359,6 +371,12 @@ def build_rows(spec: Spec, agg: Aggregates) -> list[dict[str, Any]]:
         for t in types:
             rows.append(row(kind="groups", event_type=t, partition_by=by, groups=agg.groups_by_type.get(t, 0),
                             events=sum(e for (tt, _), (e, _) in agg.group_rate.items() if tt == t)))
+    for keys, (count, events, per_type) in zip(spec.partitionings, agg.partitions, strict=True):
+        by = json.dumps(list(keys))
+        rows.append(row(kind="partitions", partition_by=by, groups=count, events=events))
+        for t in types:
+            n, e = per_type.get(t, (0, 0))
+            rows.append(row(kind="partitions", event_type=t, partition_by=by, groups=n, events=e))
     for b, per_type in zip(spec.bursts, agg.bursts, strict=True):
         for query in b.queries:
             for t in b.types:
@@ -454,6 +472,7 @@ def compute_stats(
         for t, _key in agg.group_rate:
             agg.groups_by_type[t] = agg.groups_by_type.get(t, 0) + 1
         agg.groups_total = len({key for _t, key in agg.group_rate})
+    agg.partitions = [_partitions_arrow(coded, list(keys)) for keys in spec.partitionings]
     agg.bursts = _bursts_arrow(base, spec.bursts, coded)
     agg.predicates = _predicates_arrow(base, spec)
     return build_rows(spec, agg)
@@ -558,6 +577,33 @@ def _rates_arrow(coded: _Coded, pane: Any, keys: list[str]) -> dict[tuple[Any, .
     for g in present.tolist():
         out[labels[g]] = (int(events[g]), int(most[g]))
     return out
+
+
+def _partitions_arrow(coded: _Coded, keys: list[str]) -> tuple[int, int, dict[str, tuple[int, int]]]:
+    """``(partitions, events, type -> (partitions, events))`` of the partitioning ``keys``: the
+    distinct combinations of key values (rows lacking a key are left out), overall and per type."""
+    import numpy as np
+
+    types, valid, type_names = coded("type")
+    valid = valid.copy()
+    key, bound = np.zeros(len(types), dtype=np.int64), 1
+    for k in keys:
+        codes, ok, values = coded(k)
+        valid &= ok
+        if bound * max(len(values), 1) >= 1 << 62:  # the combined number would overflow: renumber
+            key = np.unique(key, return_inverse=True)[1].astype(np.int64)
+            bound = int(key.max()) + 1 if len(key) else 1
+        key = key * max(len(values), 1) + codes
+        bound *= max(len(values), 1)
+    key, kinds = key[valid], types[valid].astype(np.int64)
+    if len(key) == 0:
+        return 0, 0, {}
+    key = np.unique(key, return_inverse=True)[1].astype(np.int64)
+    per_type_keys = np.unique(kinds * (int(key.max()) + 1) + key) // (int(key.max()) + 1)
+    parts = np.bincount(per_type_keys, minlength=len(type_names))
+    events = np.bincount(kinds, minlength=len(type_names))
+    per_type = {type_names[i]: (int(parts[i]), int(events[i])) for i in np.flatnonzero(events).tolist()}
+    return int(key.max()) + 1, int(len(key)), per_type
 
 
 def _bursts_arrow(base: Any, bursts: list[BurstSpec], coded: _Coded) -> list[dict[str, tuple[int, int, int]]]:
@@ -807,6 +853,15 @@ def spark_aggregates(df: Any, spec: Spec, start_us: int, end_us: int) -> Aggrega
             for t, _key in agg.group_rate:
                 agg.groups_by_type[t] = agg.groups_by_type.get(t, 0) + 1
             agg.groups_total = len({key for _t, key in agg.group_rate})
+        for keys in spec.partitionings:
+            keyed = base
+            for k in keys:
+                keyed = keyed.where(F.col(f"`{k}`").isNotNull())
+            cols = [F.col(f"`{k}`") for k in keys]
+            rows = keyed.groupBy("type").agg(F.countDistinct(*cols).alias("parts"), F.count("*").alias("events"))
+            per_type = {r["type"]: (int(r["parts"]), int(r["events"])) for r in rows.collect()}
+            total = keyed.select(*cols).distinct().count()
+            agg.partitions.append((int(total), sum(e for _, e in per_type.values()), per_type))
         agg.bursts = _spark_bursts(base, spec.bursts)
         if spec.predicates:
             counter = PredicateCounter(spec.predicates)
@@ -998,9 +1053,11 @@ def statistics_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "panes": 0,
         "types": {},
         "groups": None,
+        "partitions": [],
         "bursts": {},
         "selectivity": {},
     }
+    partitions: dict[str, dict[str, Any]] = {}
     per_group: dict[str, dict[str, Any]] = {}
     for r in sorted(rows, key=sort_key):
         kind, t = r["kind"], r["event_type"]
@@ -1018,6 +1075,13 @@ def statistics_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 out["groups"]["count"] = r["groups"]
             else:
                 out["groups"]["by_type"][t] = r["groups"]
+        elif kind == "partitions":
+            entry = partitions.setdefault(r["partition_by"], {
+                "partition_by": json.loads(r["partition_by"]), "count": 0, "by_type": {}})
+            if t is None:
+                entry["count"] = r["groups"]
+            elif r["groups"]:
+                entry["by_type"][t] = r["groups"]
         elif kind == "burst":
             q = r["query"] if r["query"] is not None else "*"
             entry = out["bursts"].setdefault(q, {"partition_by": json.loads(r["partition_by"]), "types": {}})
@@ -1030,6 +1094,7 @@ def statistics_dict(rows: list[dict[str, Any]]) -> dict[str, Any]:
             else:
                 var["predicates"].append({"predicate": r["predicate"], "selectivity": r["value"],
                                           "events": r["events"], "matched": r["matched"]})
+    out["partitions"] = list(partitions.values())
     return out
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "UNIFORM",
     "Burst",
     "Groups",
+    "Partitioning",
     "PredicateSelectivity",
     "QueryBursts",
     "Statistics",
@@ -178,8 +179,28 @@ class Groups:
         return _pick(self, self._keys, extra)
 
 
+@dataclass(frozen=True)
+class Partitioning:
+    """Distinct partitions of one partitioning of the workload (a query's ``partition_by``):
+    overall, and per type (partitions holding events of it)."""
+
+    partition_by: tuple[str, ...]
+    count: int
+    by_type: Mapping[str, int] | None = None
+    _keys: tuple[str, ...] = field(default=("partition_by", "count", "by_type"), repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Partitioning:
+        by_type = d.get("by_type")
+        return cls(tuple(d["partition_by"]), d["count"], _frozen(by_type) if by_type is not None else None,
+                   tuple(d))
+
+    def to_dict(self) -> dict[str, Any]:
+        return _pick(self, self._keys, {"by_type": dict(self.by_type)} if self.by_type is not None else None)
+
+
 _TOP = ("stream", "run_id", "computed_at", "range_start", "range_end", "pane_us", "workload_hash", "group_by",
-        "events", "panes", "types", "groups", "bursts", "selectivity")
+        "events", "panes", "types", "groups", "partitions", "bursts", "selectivity")
 
 
 @dataclass(frozen=True)
@@ -192,6 +213,7 @@ class Statistics:
     panes: int | None = None
     group_by: tuple[str, ...] | None = None
     groups: Groups | None = None
+    partitionings: tuple[Partitioning, ...] = ()
     bursts: Mapping[str, QueryBursts] = field(default_factory=lambda: _EMPTY)
     selectivity: Mapping[str, Mapping[str, VariableSelectivity]] = field(default_factory=lambda: _EMPTY)
     stream: str | None = None
@@ -228,6 +250,7 @@ class Statistics:
             panes=doc.get("panes"),
             group_by=tuple(by) if by is not None else None,
             groups=Groups.from_dict(groups) if groups is not None else None,
+            partitionings=tuple(Partitioning.from_dict(p) for p in doc.get("partitions", ())),
             bursts=_frozen({q: QueryBursts.from_dict(b) for q, b in doc.get("bursts", {}).items()}),
             selectivity=_frozen({q: _frozen({v: VariableSelectivity.from_dict(s) for v, s in per.items()})
                                  for q, per in doc.get("selectivity", {}).items()}),
@@ -252,6 +275,7 @@ class Statistics:
         extra: dict[str, Any] = {
             "types": {t: r.to_dict() for t, r in self.types.items()},
             "groups": self.groups.to_dict() if self.groups is not None else None,
+            "partitions": [p.to_dict() for p in self.partitionings],
             "bursts": {q: b.to_dict() for q, b in self.bursts.items()},
             "selectivity": {q: {v: s.to_dict() for v, s in per.items()} for q, per in self.selectivity.items()},
         }
@@ -295,9 +319,18 @@ class Statistics:
         return DEFAULT_SELECTIVITY if entry is None or entry.all is None else float(entry.all)
 
     def partitions(self, partition_by: list[str] | tuple[str, ...], event_type: str | None = None) -> float:
-        """The partitions a partitioning splits the stream into: the groups of ``event_type`` (else
-        of every type) when the statistics were grouped by exactly ``partition_by``, else 1."""
-        if self.groups is None or self.group_by is None or list(self.group_by) != list(partition_by):
+        """The partitions a partitioning splits the stream into, holding events of ``event_type``
+        (else of any type): from the statistics' ``partitions`` entry of exactly ``partition_by``,
+        else from ``groups`` when they were grouped by exactly it, else 1 (no partitioning, or
+        statistics that do not say)."""
+        by = tuple(partition_by)
+        if not by:
+            return 1.0
+        for p in self.partitionings:
+            if p.partition_by == by:
+                n = (p.by_type or _EMPTY).get(event_type) if event_type is not None else None
+                return float(n or p.count or 1)
+        if self.groups is None or self.group_by is None or tuple(self.group_by) != by:
             return 1.0
         by_type = self.groups.by_type or _EMPTY
         return float((by_type.get(event_type) if event_type is not None else None) or self.groups.count or 1)

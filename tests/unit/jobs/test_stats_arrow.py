@@ -1,7 +1,8 @@
 """``jobs.stats.compute_stats`` (the vectorized Arrow path) against the statistics' definition
 computed plainly, row by row, on random event tables and workloads.
 
-The reference counts rates and groups per pane with dictionaries, cuts each burst spec's
+The reference counts rates and groups per pane with dictionaries, the partitions of each
+partitioning of the workload as sets of key values, cuts each burst spec's
 partitions into runs after sorting the rows by ``(ts, seq)``, and counts predicates with
 ``PredicateCounter`` (the row-by-row evaluator the Spark path runs in ``mapInArrow``): the two
 paths agreeing with it is what keeps ``compute_stats`` and ``spark_aggregates`` equal."""
@@ -113,6 +114,11 @@ def reference(table: pa.Table, workload: Any, group_by: list[str], pane_seconds:
         for t, _ in agg.group_rate:
             agg.groups_by_type[t] = agg.groups_by_type.get(t, 0) + 1
         agg.groups_total = len({key for _, key in agg.group_rate})
+    for keys in spec.partitionings:  # distinct key combinations of rows that have every key
+        keyed = [(r["type"], tuple(r[k] for k in keys)) for r in rows if all(r[k] is not None for k in keys)]
+        per_type = {t: (len({key for tt, key in keyed if tt == t}), sum(tt == t for tt, _ in keyed))
+                    for t in {t for t, _ in keyed}}
+        agg.partitions.append((len({key for _, key in keyed}), len(keyed), per_type))
     for b in spec.bursts:
         parts: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for r in rows:

@@ -78,6 +78,18 @@ def test_documents_of_the_stats_job_and_of_files_read_back_to_themselves(
     round_trips(file_statistics(table, workload, None))
 
 
+def test_partition_counts_of_every_partitioning_of_the_workload(workload: optimizer.Workload) -> None:
+    """Statistics grouped by nothing still count the partitions of each query's partitioning
+    (q1, q2: ``GROUP-BY g``): the distinct values of ``g`` among each type's events."""
+    events = [("A", "n"), ("K", "n"), ("K", "s"), ("K", "t"), ("B", None), ("A", "s"), ("K", None)]
+    table = pa.table({"type": [e[0] for e in events], "ts": pa.array([i * 1_000_000 for i in range(len(events))]),
+                      "x": pa.array([0] * len(events), pa.int64()), "g": [e[1] for e in events]})
+    for doc in (stats_run(table, workload, None), file_statistics(table, workload, None)):
+        assert doc["partitions"] == [{"partition_by": ["g"], "count": 3, "by_type": {"A": 2, "K": 3}}]
+        s = Statistics.from_dict(doc)
+        assert (s.partitions(["g"], "K"), s.partitions(["g"], "A"), s.partitions(["g"], "B")) == (3.0, 2.0, 3.0)
+
+
 def test_the_uniform_assumption() -> None:
     uniform = Statistics.uniform()
     assert uniform.is_uniform and uniform.to_dict() == UNIFORM == {"assumption": "uniform"}
@@ -124,7 +136,7 @@ def _doc_paths(doc: Any, prefix: str = "", maps: frozenset[str] = frozenset()) -
 
 
 MAPS = frozenset({"types", "bursts", "bursts/*/types", "selectivity", "selectivity/*", "groups/by_type",
-                  "groups/per_group", "groups/per_group/*"})
+                  "groups/per_group", "groups/per_group/*", "partitions/[]/by_type"})
 
 
 def test_the_schema_names_exactly_the_fields_the_producers_write(workload: optimizer.Workload) -> None:
@@ -215,6 +227,11 @@ def test_accessors_read_what_the_cost_models_need() -> None:
     assert selectivity(s, "q1", "K", True) == 0.25 and selectivity(None, "q1", "K", True) == 0.5
     assert s.partitions(["g"], "K") == 5.0 and s.partitions(["g"], "A") == 7.0 and s.partitions(["g"]) == 7.0
     assert s.partitions(["h"], "K") == 1.0 and s.partitions([], "K") == 1.0
+    # the workload's other partitionings: their own entries, whatever the statistics' group_by
+    s = Statistics.from_dict({**doc, "partitions": [{"partition_by": ["g", "h"], "count": 30, "by_type": {"K": 12}},
+                                                     {"partition_by": ["g"], "count": 6}]})
+    assert s.partitions(["g", "h"], "K") == 12.0 and s.partitions(["g", "h"], "A") == 30.0
+    assert s.partitions(["h", "g"]) == 1.0 and s.partitions(["g"], "K") == 6.0
     rates = rates_for(s, 600_000_000, {"K", "A"}, "q1")
     assert rates.events == {"K": 40.0, "A": 5.0} and rates.steps == {"K": 20.0, "A": 5.0}
     # no pane: the window is the pane
