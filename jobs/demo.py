@@ -68,7 +68,7 @@ def configure_environment(out: Path, dags: Path) -> dict[str, str]:
         "TRENDLAKE_LAKE": str(out / "lake"),
         "TRENDLAKE_LANDING": str(out / "landing"),
         "TRENDLAKE_STREAM": "rides",
-        "TRENDLAKE_WORKLOAD": str(workload_path("sample_rides.etq")),
+        "TRENDLAKE_WORKLOAD": str(workload_path("rides_team.etq")),
         "PYSPARK_PYTHON": sys.executable,
         "SPARK_LOCAL_IP": "127.0.0.1",
     }

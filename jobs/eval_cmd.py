@@ -185,34 +185,18 @@ def file_statistics(table: Any, workload: Any, stream: str | None) -> dict[str, 
     if schema is None:  # without a stream schema: the event types the file holds
         types = sorted(set(table.column("type").unique().to_pylist()) - {None})
         schema = {"stream": None, "event_types": types, "attributes": {}}
-    # the partitioning most queries share, for the number of partitions the cost models divide
-    # the stream into (per-group rates are left out: a plan records its statistics)
-    keys: dict[tuple[str, ...], int] = {}
-    for q in getattr(workload, "queries", []):
-        by = tuple(_partition_by(q))
-        if by:
-            keys[by] = keys.get(by, 0) + 1
-    group_by = list(max(keys, key=lambda k: (keys[k], k))) if keys else None
-    rows = compute_stats(table, schema, workload, group_by=group_by)
+    # partitions are counted per partitioning of the workload's queries ("partitions"); no
+    # group_by: per-group rates are for the lake's statistics runs
+    rows = compute_stats(table, schema, workload)
     if not rows:
         return {"types": {}, "bursts": {}, "events": 0}
     out = statistics_dict(rows)
-    out["group_by"] = group_by
-    if out.get("groups"):
-        out["groups"].pop("per_group", None)
     for key in ("run_id", "computed_at", "range_start", "range_end"):
         out.pop(key, None)  # a file's statistics depend on its content only
     from trendlake.optimizer.analysis import panes_us
 
     out["pane_us"] = panes_us(workload)  # compute_stats' pane: the workload's
     return out
-
-
-def _partition_by(query: Any) -> list[str]:
-    """A checked query's partition attributes (group-by then equivalence), as the plan has them."""
-    from trendlake.optimizer.plan import query_entry
-
-    return list(query_entry(query)["partition_by"])
 
 
 def _schema(stream: str | None) -> dict[str, Any] | None:

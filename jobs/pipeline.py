@@ -10,7 +10,7 @@ never at DAG parse time:
 | ``TRENDLAKE_LANDING`` | ``<lake>/../landing`` | folder of raw event files to ingest |
 | ``TRENDLAKE_STREAM`` | ``rides`` | stream: a name or a schema JSON path (``trendlake.jobs.lake.resolve_stream``) |
 | ``TRENDLAKE_REPLACE_CHANGED`` | ``0`` | ``1``: a changed landing file replaces its earlier rows (else it is refused) |
-| ``TRENDLAKE_WORKLOAD`` | bundled ``sample_rides.etq`` | workload file |
+| ``TRENDLAKE_WORKLOAD`` | bundled ``rides_team.etq`` | workload file |
 | ``TRENDLAKE_SPARK_MASTER`` | ``local[*]`` | Spark master URL |
 | ``TRENDLAKE_STATS_DAYS`` | ``7`` | trailing days of bronze the nightly stats cover |
 | ``TRENDLAKE_PLANNER`` | ``auto`` | planner of the nightly optimize (``auto``: the cheapest estimated plan; ``none``, ``hamlet``, ... as ``--planner``) |
@@ -83,7 +83,7 @@ class Settings:
             landing=Path(os.environ.get("TRENDLAKE_LANDING", str(lake.parent / "landing"))).resolve(),
             stream=os.environ.get("TRENDLAKE_STREAM", "rides"),
             workload=Path(
-                os.environ.get("TRENDLAKE_WORKLOAD", str(workload_path("sample_rides.etq")))
+                os.environ.get("TRENDLAKE_WORKLOAD", str(workload_path("rides_team.etq")))
             ).resolve(),
             stats_days=_days("TRENDLAKE_STATS_DAYS", "7"),
             replace_changed=_flag("TRENDLAKE_REPLACE_CHANGED"),

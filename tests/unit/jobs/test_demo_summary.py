@@ -28,3 +28,32 @@ def test_the_summary_names_the_groups_and_compares_with_the_newest_report(tmp_pa
             {"plan_id": ref.plan_id, "run_id": run, "engine_seconds": {"groups": {"g0": seconds}, "queries": {"q3": 0.1}}}))
     text = sharing_summary(tmp_path, wl)
     assert "estimate against measured (replay run r2" in text and "measured 0.300s (75.0%)" in text
+
+
+def test_the_nightly_default_workload_shares_on_a_generated_day(tmp_path: Path) -> None:
+    """The pipeline's default workload (rides_team.etq), planned by ``auto`` from the statistics
+    of a generated rides day as the nightly DAG plans it: the district flow queries share the
+    event-grained graph of Travel, every other plan is recorded with why it lost, and the plan
+    passes the engine's check."""
+    import pyarrow.parquet as pq
+    from trendlake.datagen.streams import write_events
+    from trendlake.jobs.eval_cmd import file_statistics
+    from trendlake.jobs.pipeline import Settings
+    from trendlake.schemas import load_stream_schema
+
+    from trendlake import engine, optimizer
+
+    day = tmp_path / "day.parquet"
+    write_events("rides", day, 30_000, 7, format="parquet", start="2026-01-05T00:00:00+00:00",
+                 rate_per_second=30_000 / 86_400)
+    path = Settings.from_env().workload
+    assert path.name == "rides_team.etq"
+    workload = optimizer.compile_workload(path.read_text(), load_stream_schema("rides"), path=str(path))
+    assert 30 <= len(workload.queries) <= 60
+    stats = file_statistics(pq.read_table(day), workload, "rides")
+    plan = optimizer.build_plan(workload, planner="auto", statistics=stats, stream="rides")
+    engine.load_plan(plan)
+    flow = {q.name for q in workload.queries if q.name.startswith("flow_")}
+    assert len(flow) == 8
+    assert any(g["kind"] == "kleene" and set(g["queries"]) == flow for g in plan["sharing"]), plan["sharing"]
+    assert plan["estimated_cost"] < next(a["estimated_cost"] for a in plan["alternatives"] if a["planner"] == "none")
