@@ -20,12 +20,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trendlake.engine.query import ANY
 from trendlake.optimizer.errors import OptimizerError
 from trendlake.optimizer.statistics import DEFAULT_SELECTIVITY, Statistics
 
 __all__ = [
     "CLASS_UPDATE_COST",
     "GRAPH_ENTRY_COST",
+    "GRAPH_UNIT_COST",
     "PYTHON_SNAPSHOT_COST",
     "SEQUENCE_STEP_COST",
     "SNAPSHOT_COST",
@@ -68,6 +70,11 @@ GRAPH_ENTRY_COST = 0.1
 # recorded one, benchmarks/results/calibrate_sequence.json, has quartiles 1.3 and 8.2: groups
 # of several queries sharing a nested cycle cost far more, so their estimate is low.
 SEQUENCE_STEP_COST = 1.8
+# One unit of an event-grained graph run alone (an edge tried, or a vertex: GRETA, and COGRA's
+# event-grained variables), in steps of COGRA's compiled kernel: twin queries, each with and
+# without its adjacent predicate, measured in one process (8 district flow queries of
+# rides_team.etq on generated rides days of 30,000 and 60,000 events: 0.73 pooled at both).
+GRAPH_UNIT_COST = 0.73
 
 
 @dataclass(frozen=True)
@@ -188,13 +195,42 @@ def graph_cost(
 
 
 def alone_costs(entries: Mapping[str, Mapping[str, Any]], statistics: Any) -> dict[str, float]:
-    """Each query's cost per window run alone: one step per burst of each of its positive types."""
+    """Each query's cost per window run alone, in steps of COGRA's compiled kernel.
+
+    A type-grained variable costs one step per burst of its type. An event-grained one (every
+    variable of an event-grained query; in a mixed-grained query the variables of its adjacent
+    predicates) is a graph: per partition of the query's partitioning, ``e`` vertices (its
+    matching events there in a window) and, under skip-till-any-match, ``e(e-1)/2`` edges
+    tried against the adjacent predicate, at ``GRAPH_UNIT_COST`` steps each."""
     out = {}
     for name, e in entries.items():
-        types = {v["type"] for v in e["variables"] if not v["negated"]}
+        positive = [v for v in e["variables"] if not v["negated"]]
+        types = {v["type"] for v in positive}
         rates = rates_for(statistics, e["window"]["within_us"], types, name)
-        out[name] = sum(rates.of(t) for t in types)
+        graph = _graph_variables(e)
+        cost = 0.0
+        for t in types:
+            in_graph = [v for v in positive if v["type"] == t and v["name"] in graph]
+            if not in_graph:
+                cost += rates.of(t)
+                continue
+            sel = max(selectivity(statistics, name, v["name"], bool(e["local_predicates"].get(v["name"])))
+                      for v in in_graph)
+            p = max(statistics.partitions(e["partition_by"], t) if statistics is not None else 1.0, 1.0)
+            per = rates.events.get(t, 0.0) * sel / p
+            edges = per * max(per - 1.0, 0.0) / 2.0 if e["semantics"] == ANY else 0.0
+            cost += GRAPH_UNIT_COST * p * (edges + per)
+        out[name] = cost
     return out
+
+
+def _graph_variables(entry: Mapping[str, Any]) -> set[str]:
+    """The variables a query runs event-grained (``analysis.granularity``'s rule)."""
+    if entry["granularity"] == "event":
+        return {v["name"] for v in entry["variables"]}
+    if entry["granularity"] == "mixed":
+        return {x for p in entry["adjacent_predicates"] for x in (p["from"], p["to"])}
+    return set()
 
 
 def plan_cost(
