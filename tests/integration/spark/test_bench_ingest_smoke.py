@@ -39,6 +39,7 @@ def test_ingest_experiment_smoke_run(spark, tmp_path: Path, compare: str, record
 def test_the_older_way_comes_from_git_with_its_switch_off() -> None:
     from trendlake.jobs import ingest
 
+    assert not hasattr(ingest, "LAYERED") and not hasattr(ingest, "SPLIT_CSV"), "no switch ships"
     older = experiment.older_ingest(experiment.OLD_REV, "rules")
     assert older.LAYERED is False and older.SPLIT_CSV is True
     assert older is not ingest and older.__name__ != ingest.__name__
