@@ -333,8 +333,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def parse(argv: list[str], prog: str = "python -m benchmarks",
           cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.Namespace:
-    """``argv`` parsed by the parser of the experiment it names (the first word)."""
-    name = next((a for a in argv if not a.startswith("-")), None)
+    """``argv`` parsed by the parser of the experiment it names (the first word that is one, else
+    the first word: an unknown name is refused by ``run_bench``)."""
+    words = [a for a in argv if not a.startswith("-")]
+    name = next((a for a in words if a in EXPERIMENTS), words[0] if words else None)
     return experiment_parser(name, prog, cls).parse_args(argv)
 
 

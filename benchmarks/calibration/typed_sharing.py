@@ -51,7 +51,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchmarks.experiments.common import OK, Context, Figure
+from benchmarks.experiments.common import OK, Context, Figure, make_record
 from trendlake import engine, optimizer
 
 TITLE = "Type-grained sharing: one query alone, the workload alone, the workload shared; the kernels' costs"
@@ -329,32 +329,28 @@ def run(ctx: Context) -> dict[str, Any]:
         for k, v in eval_s.items():
             eval_fig.series[f"eval_{k}"] = [round(v, 6)]
         figures.append(eval_fig)
-    fig_dicts = []
-    for fig in figures:
-        d = fig.to_dict()
-        d["ratios"] = {k: [v] for k, v in ratios.items() if k.startswith(fig.id)}
-        fig_dicts.append(d)
     labels = {"one_query": "the first query alone", "alone": "every query alone (planner none)",
               "share_all": "every sharable set shared", "hamlet": "the hamlet planner's plan from the statistics",
               "python_shared": "share-all on the Python executor", "eval_one_query": "trendlake eval, the first query",
               "eval_none": "trendlake eval, planner none", "eval_hamlet": "trendlake eval --planner hamlet",
               "eval_hamlet_plan": "trendlake eval --plan (a stored hamlet plan)"}
-    strategies = {k: {"label": labels.get(k, k), "kind": fig.id, "status": OK} for fig in figures for k in fig.series}
-    return {
-        "experiment": ctx.name, "title": TITLE, "paper": "Hamlet (SIGMOD 2021) type-grained sharing; optimizer.cost",
-        "compares": "one query alone, the workload alone and the workload shared, engine and trendlake eval",
-        "paper_reported": [], "size": ctx.size, "repeat": repeat, "seed": ctx.seed, "status": OK,
-        "strategies": strategies, "strategies_ran": sorted(strategies), "figures": fig_dicts,
-        "ratios": {k: {"min": v, "max": v} for k, v in ratios.items()},
-        "points": [{"figure": fig.id, "x": queries, "strategy": k, "status": OK, "times_s": runs.get(k),
-                    "best_s": v[0]} for fig in figures for k, v in fig.series.items()],
-        "agreement": {"checked": len(same), "all_agree": all(same.values()),
-                      "disagreements": [{"strategies": ["alone", k], "difference": "different rows"}
-                                        for k, ok in same.items() if not ok]},
-        "facts": facts,
-        "engine_s": {k: round(v, 4) for k, v in engine_s.items()},
-        "eval_s": {k: round(v, 4) for k, v in eval_s.items()},
-        "runs_s": {k: [round(x, 4) for x in v] for k, v in runs.items()},
-        "same_rows": same,
-        "calibration": cal,
-    }
+    pairs = [(k, "one_query") for k in engine_s if k != "one_query"] + [("alone", "share_all"), ("alone", "hamlet")]
+    pairs += [(f"eval_{k}", "eval_one_query") for k in eval_s if k != "one_query"] + [("eval_none", "eval_hamlet")]
+    return make_record(
+        ctx, title=TITLE, paper="Hamlet (SIGMOD 2021) type-grained sharing; optimizer.cost",
+        compares="one query alone, the workload alone and the workload shared, engine and trendlake eval",
+        strategies={k: {"label": labels.get(k, k), "kind": fig.id, "status": OK} for fig in figures
+                    for k in fig.series},
+        figures=[fig.with_ratios(pairs) for fig in figures],
+        points=[{"figure": fig.id, "x": queries, "strategy": k, "status": OK, "times_s": runs.get(k),
+                 "best_s": v[0]} for fig in figures for k, v in fig.series.items()],
+        checks=len(same), disagreements=[{"strategies": ["alone", k], "difference": "different rows"}
+                                         for k, ok in same.items() if not ok],
+        facts=facts,
+        engine_s={k: round(v, 4) for k, v in engine_s.items()},
+        eval_s={k: round(v, 4) for k, v in eval_s.items()},
+        runs_s={k: [round(x, 4) for x in v] for k, v in runs.items()},
+        named_ratios=ratios,
+        same_rows=same,
+        calibration=cal,
+    )

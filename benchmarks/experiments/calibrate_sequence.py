@@ -27,6 +27,7 @@ from benchmarks.experiments.common import (
     Context,
     Figure,
     make_events,
+    make_record,
     measured_ranges,
     prepare,
     rows_agree,
@@ -59,22 +60,18 @@ def run(ctx: Context) -> dict[str, Any]:
     fig.series["shared"] = [r["shared_s"] for r in rows]
     fig.series["alone"] = [r["alone_s"] for r in rows]
     fig.extra["factor"] = [r["factor"] for r in rows]
-    d = fig.to_dict()
-    d["ratios"] = {"shared/alone": [round(r["shared_s"] / r["alone_s"], 3) if r["alone_s"] else None for r in rows]}
-    factors = [r["factor"] for r in rows]
-    return {
-        "experiment": ctx.name, "title": TITLE, "paper": "GLORIA (SIGMOD 2022) cost model; optimizer.cost",
-        "compares": "each sequence group's engine seconds vs its queries each alone (COGRA), per unit of "
-                    "GLORIA's estimated ratio",
-        "paper_reported": [], "size": ctx.size, "repeat": ctx.repeat, "seed": ctx.seed, "status": OK,
-        "strategies": {"shared": {"label": "the group (engine.evaluate timings)", "kind": "shared", "status": OK},
-                       "alone": {"label": "its queries each alone (COGRA)", "kind": "engine", "status": OK}},
-        "strategies_ran": ["alone", "shared"] if rows else [], "figures": [d],
-        "ratios": {"factor": {"min": min(factors), "max": max(factors)}} if factors else {},
-        "points": [{"figure": "groups", "x": xi, "strategy": k, "status": OK, "median_s": r[f"{k}_s"]}
-                   for xi, r in zip(x, rows, strict=True) for k in ("shared", "alone")],
-        **result,  # agreement: the shared plan's rows against the plan sharing nothing, every repeat
-    }
+    agreement = result.pop("agreement")  # the shared plan's rows against the plan sharing nothing, every repeat
+    return make_record(
+        ctx, title=TITLE, paper="GLORIA (SIGMOD 2022) cost model; optimizer.cost",
+        compares="each sequence group's engine seconds vs its queries each alone (COGRA), per unit of "
+                 "GLORIA's estimated ratio",
+        strategies={"shared": {"label": "the group (engine.evaluate timings)", "kind": "shared", "status": OK},
+                    "alone": {"label": "its queries each alone (COGRA)", "kind": "engine", "status": OK}},
+        figures=[fig.with_ratios([("shared", "alone")])],
+        points=[{"figure": "groups", "x": xi, "strategy": k, "status": OK, "best_s": r[f"{k}_s"]}
+                for xi, r in zip(x, rows, strict=True) for k in ("shared", "alone")],
+        checks=agreement["checked"], disagreements=agreement["disagreements"], **result,
+    )
 
 
 def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:

@@ -492,6 +492,18 @@ class Figure:
             "extra": self.extra, "notes": self.notes,
         }
 
+    def ratio(self, slow: str, fast: str) -> list[float | None]:
+        """Per x: the value of ``slow`` / the value of ``fast`` (None where either is missing)."""
+        return [round(a / b, 3) if a and b else None
+                for a, b in zip(self.series.get(slow, []), self.series.get(fast, []), strict=False)]
+
+    def with_ratios(self, pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
+        """``to_dict`` with ``ratios`` "slow/fast" -> per-x ratio, for the pairs this figure holds."""
+        d = self.to_dict()
+        d["ratios"] = {f"{slow}/{fast}": self.ratio(slow, fast)
+                       for slow, fast in pairs if slow in self.series and fast in self.series}
+        return d
+
 
 class Recorder:
     """Collects the points, figures and agreement checks of one experiment."""
@@ -587,54 +599,46 @@ class Recorder:
             self.points.append(point)
         self.ctx.log(f"  {fig.id} {fig.x_label}={x}: planners timed")
 
-    def ratios(self, fig: Figure, slow: str, fast: str) -> list[float | None]:
-        """Per x: median time of ``slow`` / median time of ``fast`` (None where either did not run)."""
-        out = []
-        for a, b in zip(fig.series.get(slow, []), fig.series.get(fast, []), strict=False):
-            out.append(round(a / b, 3) if a and b else None)
-        return out
-
     def result(self, *, title: str, paper: str, paper_reported: list[str], compares: str,
                ratios: list[tuple[str, str]], extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """The experiment's JSON record (without machine facts, added by the suite)."""
-        statuses = {n: STRATEGIES[n].status() for n in self.strategy_names}
-        fig_dicts = []
-        headline: dict[str, Any] = {}
-        for fig in self.figures:
-            d = fig.to_dict()
-            d["ratios"] = {}
-            for slow, fast in ratios:
-                if slow in fig.strategies and fast in fig.strategies:
-                    values = self.ratios(fig, slow, fast)
-                    d["ratios"][f"{slow}/{fast}"] = values
-                    got = [v for v in values if v is not None]
-                    if got:
-                        headline[f"{fig.id}: {slow}/{fast}"] = {"min": min(got), "max": max(got)}
-            fig_dicts.append(d)
-        ran = sorted({p["strategy"] for p in self.points if p.get("status") == OK})
-        out = {
-            "experiment": self.ctx.name,
-            "title": title,
-            "paper": paper,
-            "compares": compares,
-            "paper_reported": paper_reported,
-            "size": self.ctx.size,
-            "repeat": self.ctx.repeat,
-            "seed": self.ctx.seed,
-            "stream": self.ctx.stream,
-            "data_source": data_source(self.ctx.stream),
-            "status": OK,
-            "strategies": statuses,
-            "strategies_ran": ran,
-            "figures": fig_dicts,
-            "ratios": headline,
-            "points": self.points,
-            "agreement": {
-                "checked": self.checks,
-                "all_agree": not self.disagreements,
-                "disagreements": self.disagreements,
-            },
-        }
-        if extra:
-            out.update(extra)
-        return out
+        return make_record(
+            self.ctx, title=title, paper=paper, paper_reported=paper_reported, compares=compares,
+            strategies={n: STRATEGIES[n].status() for n in self.strategy_names},
+            figures=[fig.with_ratios(ratios) for fig in self.figures], points=self.points, checks=self.checks,
+            disagreements=self.disagreements,
+            **{"stream": self.ctx.stream, "data_source": data_source(self.ctx.stream), **(extra or {})},
+        )
+
+
+def make_record(ctx: Context, *, title: str, paper: str, compares: str, strategies: dict[str, dict[str, Any]],
+                figures: list[dict[str, Any]], points: list[dict[str, Any]], checks: int,
+                disagreements: list[dict[str, Any]], paper_reported: Iterable[str] = (),
+                **extra: Any) -> dict[str, Any]:
+    """An experiment's JSON record (the suite adds the machine facts and the command): ``figures``
+    as ``Figure.with_ratios`` gives them, the headline ratios (min-max per figure and pair) taken
+    from theirs; ``checks`` agreement checks, of which ``disagreements`` failed."""
+    headline: dict[str, Any] = {}
+    for fig in figures:
+        for pair, values in fig.get("ratios", {}).items():
+            got = [v for v in values if v is not None]
+            if got:
+                headline[f"{fig['id']}: {pair}"] = {"min": min(got), "max": max(got)}
+    return {
+        "experiment": ctx.name,
+        "title": title,
+        "paper": paper,
+        "compares": compares,
+        "paper_reported": list(paper_reported),
+        "size": ctx.size,
+        "repeat": ctx.repeat,
+        "seed": ctx.seed,
+        "status": OK,
+        "strategies": strategies,
+        "strategies_ran": sorted({p["strategy"] for p in points if p.get("status") == OK}),
+        "figures": figures,
+        "ratios": headline,
+        "points": points,
+        "agreement": {"checked": checks, "all_agree": not disagreements, "disagreements": disagreements},
+        **extra,
+    }

@@ -66,7 +66,7 @@ from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import OVERFLOW, finalize, is_equal
 from trendlake.engine.strategies import cogra
 
-from benchmarks.experiments.common import OK, Context, Figure
+from benchmarks.experiments.common import OK, Context, Figure, make_record
 from trendlake import optimizer
 
 SECOND = 1_000_000
@@ -582,47 +582,36 @@ def run(ctx: Context) -> dict[str, Any]:
         labels = [f"{t['shape']}, {t['window']}, {t['events_per_window']}/window, burst {t['burst_mean']:g}"
                   for t in through]
         fig = Figure("throughput", f"COGRA's type-grained kernel, {args.throughput_events:,} events", "run",
-                     labels, [], y_label="events per second")
+                     [f"#{i + 1}" for i in range(len(labels))], [], y_label="events per second")
+        fig.extra["run"] = labels
+        fig.notes += [f"#{i + 1}: {label}" for i, label in enumerate(labels)]
         for key in KERNEL_VARIANTS:
             fig.series[key] = [round(t[key]["events_per_s"]) for t in through]
         figures.append(fig)
-    strategies = {n: {"label": f"trendlake.engine.evaluate_partials(strategy={n!r}) on an Arrow table",
-                      "kind": "engine", "status": OK} for n in STRATEGIES}
-    strategies |= {k: {"label": f"COGRA's kernel alone ({k})", "kind": "kernel", "status": OK}
+    strategies = {n: {"label": label, "kind": "engine", "status": OK,
+                      "note": f"trendlake.engine.evaluate_partials(strategy={n!r}) on an Arrow table"}
+                  for n, label in zip(STRATEGIES, ("two-step", "GRETA", "COGRA"), strict=True)}
+    strategies |= {k: {"label": f"COGRA's kernel ({k})", "kind": "kernel", "status": OK}
                    for k in KERNEL_VARIANTS if through}
-    fig_dicts, headline = [], {}
-    for fig in figures:
-        d = fig.to_dict()
-        d["ratios"] = {}
-        for slow, fast in (("twostep", "greta"), ("twostep", "cogra"), ("greta", "cogra")):
-            if slow in fig.series and fast in fig.series:
-                values = [round(a / b, 3) if a and b else None for a, b in zip(fig.series[slow], fig.series[fast],
-                                                                                strict=True)]
-                d["ratios"][f"{slow}/{fast}"] = values
-                got = [v for v in values if v is not None]
-                if got:
-                    headline[f"{fig.id}: {slow}/{fast}"] = {"min": min(got), "max": max(got)}
-        fig_dicts.append(d)
     report = {"series": series, "throughput": through}
-    return {
-        "experiment": ctx.name, "title": TITLE, "paper": "DESIGN §7: the engine against the two-step reference",
-        "compares": "two-step vs GRETA vs COGRA on SEQ(A+, B+, C) COUNT(*), SUM(B.v), one query, same events",
-        "paper_reported": [], "size": ctx.size, "repeat": ctx.repeat, "seed": ctx.seed, "status": OK,
-        "query": QUERY.format(t="t", w=WINDOW_S),
-        "data": {
+    return make_record(
+        ctx, title=TITLE, paper="DESIGN §7: the engine against the two-step reference",
+        compares="two-step vs GRETA vs COGRA on SEQ(A+, B+, C) COUNT(*), SUM(B.v), one query, same events",
+        strategies=strategies,
+        figures=[fig.with_ratios((("twostep", "greta"), ("twostep", "cogra"), ("greta", "cogra"))) for fig in figures],
+        points=points, checks=checks, disagreements=disagreements,
+        query=QUERY.format(t="t", w=WINDOW_S),
+        data={
             "types": list(TYPES), "window_s": WINDOW_S,
             "events_per_window": "exactly `size`, distinct µs time stamps, uniform in the window",
             "burst_mean": args.burst, "attribute": "v: integer uniform in [0, 10^9)",
             "sparse": "per window ka A, kb B, kc C events with v < t planted in pattern order "
                       "(A's in the first, B's in the middle, C's in the last tenth of the window); all others v >= t",
         },
-        "settings": {k: v for k, v in vars(args).items()},
-        "timing": "best of `repeat` wall-clock runs (time.perf_counter) in one process; inputs built beforehand",
-        "strategies": strategies, "strategies_ran": sorted({p["strategy"] for p in points if p["status"] == "ok"}),
-        "figures": fig_dicts, "ratios": headline, "points": points,
-        "agreement": {"checked": checks, "all_agree": not disagreements, "disagreements": disagreements},
-        "summary": summary(report), **report,
-    }
+        settings=vars(args),
+        timing="best of `repeat` wall-clock runs (time.perf_counter) in one process; inputs built beforehand",
+        summary=summary(report), **report,
+    )
 
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:

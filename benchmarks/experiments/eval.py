@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.experiments.common import OK, Context, Figure
+from benchmarks.experiments.common import OK, Context, Figure, make_record
 
 TITLE = "trendlake eval vs a pyarrow read of the same CSV"
 SEED = 7
@@ -188,27 +188,20 @@ def run(ctx: Context) -> dict[str, Any]:
                  list(fns), y_label="seconds (median of interleaved rounds)")
     for key in fns:
         fig.series[key] = [round(statistics.median(times[key]), 6)]
-    d = fig.to_dict()
-    d["ratios"] = {f"{key}/baseline": [round(runs[key]["ratio_to_baseline"], 3)] for key in workloads}
     points = [{"figure": "eval", "x": n, "strategy": key, "status": OK, "times_s": times[key],
                "median_s": statistics.median(times[key]),
                **({"result_rows": runs[key]["result_rows"]} if key in runs else {"type_counts": outs[key]})}
               for key in fns]
     labels = {"baseline": "pyarrow.csv.read_csv + value_counts of type"}
     labels |= {key: f"trendlake eval's steps (jobs.eval_cmd), workload {key}" for key in workloads}
-    return {
-        "experiment": ctx.name, "title": TITLE, "paper": "issue goals: eval at most 3x a pyarrow read, "
-        "peak memory at most 3x the Arrow table",
-        "compares": "what trendlake eval runs vs a pyarrow read of the same CSV, interleaved rounds, one process",
-        "paper_reported": [], "size": ctx.size, "repeat": ctx.repeat, "seed": ctx.seed, "status": OK,
-        "events": n, "random_x": random_x, "file_bytes": file_bytes,
-        "strategies": {k: {"label": v, "kind": "baseline" if k == "baseline" else "eval", "status": OK}
-                       for k, v in labels.items()},
-        "strategies_ran": list(fns), "figures": [d],
-        "ratios": {f"eval: {k}": {"min": v[0], "max": v[0]} for k, v in d["ratios"].items()},
-        "points": points,
-        # the workloads and the baseline compute different things: nothing to compare row by row
-        "agreement": {"checked": 0, "all_agree": True, "disagreements": []},
-        "baseline": {"seconds": base_s, "times": times["baseline"], "type_counts": outs["baseline"]},
-        "runs": runs, **({"memory": mem} if mem else {}),
-    }
+    return make_record(
+        ctx, title=TITLE, paper="issue goals: eval at most 3x a pyarrow read, peak memory at most 3x the Arrow table",
+        compares="what trendlake eval runs vs a pyarrow read of the same CSV, interleaved rounds, one process",
+        strategies={k: {"label": v, "kind": "baseline" if k == "baseline" else "eval", "status": OK}
+                    for k, v in labels.items()},
+        figures=[fig.with_ratios((key, "baseline") for key in workloads)], points=points,
+        checks=0, disagreements=[],  # the workloads and the baseline compute different things
+        events=n, random_x=random_x, file_bytes=file_bytes,
+        baseline={"seconds": base_s, "times": times["baseline"], "type_counts": outs["baseline"]},
+        runs=runs, **({"memory": mem} if mem else {}),
+    )

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.experiments.common import OK, Context, Figure
+from benchmarks.experiments.common import OK, Context, Figure, make_record
 from benchmarks.gitrev import module_at
 
 TITLE = "trendlake ingest as it ships vs an older implementation from git"
@@ -175,22 +175,18 @@ def run(ctx: Context) -> dict[str, Any]:
                  y_label="seconds (median of rounds)")
     for m in modes:
         fig.series[m] = [round(medians[m], 4)]
-    d = fig.to_dict()
-    d["ratios"] = {f"{modes[1]}/{modes[0]}": [round(ratio, 3)]}
     labels = {modes[0]: "jobs.ingest as it ships",
               modes[1]: f"jobs/ingest.py at {rev[:12]} with {switch} = False"}
-    return {
-        "experiment": ctx.name, "title": TITLE, "paper": "no paper figure",
-        "compares": f"{modes[0]} (what ships) vs {modes[1]} (the older way, from git) on the same landing file",
-        "paper_reported": [], "size": ctx.size, "repeat": ctx.repeat, "seed": ctx.seed, "status": OK,
-        "strategies": {m: {"label": labels[m], "kind": "ingest", "status": OK} for m in modes},
-        "strategies_ran": list(modes), "figures": [d],
-        "ratios": {f"ingest: {modes[1]}/{modes[0]}": {"min": round(ratio, 3), "max": round(ratio, 3)}},
-        "points": [{"figure": "ingest", "x": rows, "strategy": m, "status": OK, "times_s": times[m],
-                    "median_s": medians[m], "rows_per_s": rows / medians[m]} for m in modes],
-        "agreement": {"checked": warmup + ctx.repeat, "all_agree": not disagreements, "disagreements": disagreements},
-        "compare": compare, "older_rev": rev, "file_read_in_splits": splittable, "events": events,
-        "rows_read": rows, "rows_bad": bad, "warmup": warmup, "seconds": times, "median_seconds": medians,
-        "rows_per_second": {m: rows / medians[m] for m in modes}, f"{modes[1]}_over_{modes[0]}": ratio,
-        "spark_master": "local[2]",
-    }
+    return make_record(
+        ctx, title=TITLE, paper="no paper figure",
+        compares=f"{modes[0]} (what ships) vs {modes[1]} (the older way, from git) on the same landing file",
+        strategies={m: {"label": labels[m], "kind": "ingest", "status": OK} for m in modes},
+        figures=[fig.with_ratios([modes[::-1]])],
+        points=[{"figure": "ingest", "x": rows, "strategy": m, "status": OK, "times_s": times[m],
+                 "median_s": medians[m], "rows_per_s": rows / medians[m]} for m in modes],
+        checks=warmup + ctx.repeat, disagreements=disagreements,
+        compare=compare, older_rev=rev, file_read_in_splits=splittable, events=events,
+        rows_read=rows, rows_bad=bad, warmup=warmup, seconds=times, median_seconds=medians,
+        rows_per_second={m: rows / medians[m] for m in modes}, spark_master="local[2]",
+        **{f"{modes[1]}_over_{modes[0]}": ratio},
+    )

@@ -88,7 +88,7 @@ def run(ctx: Context) -> dict[str, Any]:
     from trendlake.jobs.replay import _dt, replay
     from trendlake.jobs.spark import get_spark
 
-    from benchmarks.replay_bench import RATE, STREAM, build_bronze, replay_interval
+    from benchmarks.experiments.replay import RATE, STREAM, build_bronze, replay_interval
     from trendlake import engine, optimizer
 
     n_events = _event_count(ctx)

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.experiments.common import OK, Context, Figure
+from benchmarks.experiments.common import OK, Context, Figure, make_record
 
 TITLE = "Statistics and planning from an event file vs a pyarrow read of it"
 SEED = 7
@@ -165,27 +165,19 @@ def run(ctx: Context) -> dict[str, Any]:
                  list(STEPS), y_label="seconds (median of interleaved rounds)")
     for key in STEPS:
         fig.series[key] = [round(report[f]["seconds"][key], 6) for f in formats]
-    d = fig.to_dict()
-    d["ratios"] = {"statistics/read": [round(report[f]["statistics_to_read"], 3) for f in formats],
-                   "typed_read/read": [round(report[f]["seconds"]["typed_read"] / report[f]["seconds"]["read"], 3)
-                                       for f in formats]}
     disagreements = [{"figure": "steps", "x": f, "strategies": ["statistics", "plan"],
                       "difference": "the plan's statistics differ from the file's"}
                      for f in formats if not report[f]["plan_statistics_same"]]
     labels = {"read": "pyarrow read of the file", "typed_read": "the typed read of plan --events",
               "statistics": "the statistics of the typed table", "compile": "optimizer.compile_workload",
               "search": "the hamlet planner from the statistics", "plan": "trendlake plan --planner hamlet --events F"}
-    return {
-        "experiment": ctx.name, "title": TITLE,
-        "paper": "issue goals: statistics at most 2x the read, planning at most 1 s beyond the statistics",
-        "compares": "the statistics and planning steps of trendlake plan --events vs a pyarrow read of the same file",
-        "paper_reported": [], "size": ctx.size, "repeat": ctx.repeat, "seed": ctx.seed, "status": OK,
-        "events": events, "queries": queries, "workload": first_lines,
-        "data": {"stream": STREAM, "mix": MIX, "burst": BURST, "rate_per_second": RATE},
-        "strategies": {k: {"label": v, "kind": "step", "status": OK} for k, v in labels.items()},
-        "strategies_ran": list(STEPS), "figures": [d],
-        "ratios": {f"steps: {k}": {"min": min(v), "max": max(v)} for k, v in d["ratios"].items() if v},
-        "points": points,
-        "agreement": {"checked": len(formats), "all_agree": not disagreements, "disagreements": disagreements},
-        "formats": report,
-    }
+    return make_record(
+        ctx, title=TITLE,
+        paper="issue goals: statistics at most 2x the read, planning at most 1 s beyond the statistics",
+        compares="the statistics and planning steps of trendlake plan --events vs a pyarrow read of the same file",
+        strategies={k: {"label": v, "kind": "step", "status": OK} for k, v in labels.items()},
+        figures=[fig.with_ratios((("statistics", "read"), ("typed_read", "read")))], points=points,
+        checks=len(formats), disagreements=disagreements,
+        events=events, queries=queries, workload=first_lines,
+        data={"stream": STREAM, "mix": MIX, "burst": BURST, "rate_per_second": RATE}, formats=report,
+    )
