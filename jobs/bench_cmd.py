@@ -3,7 +3,8 @@
 The benchmarks (``benchmarks/``) are not installed with the package: they
 need the repository's recorded results and are run from a checkout. This
 command finds the checkout (the current folder or one of its parents holding
-``benchmarks/suite.py``) and runs the harness there, exactly as ``python -m
+``benchmarks/suite.py``, else the checkout trendlake itself is installed from
+in development mode) and runs the harness there, exactly as ``python -m
 benchmarks NAME ...`` does: the common options and the experiment's own
 (``trendlake bench NAME --help`` lists them) follow NAME.
 """
@@ -34,9 +35,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def find_checkout(start: Path | None = None) -> Path | None:
-    """The trendlake checkout holding ``start`` (default: the current folder), or None."""
+    """The trendlake checkout holding ``start`` (default: the current folder), else the one this
+    module lives in (an install in development mode), or None."""
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
+    for folder in (here, *here.parents, Path(__file__).resolve().parents[1]):
         if (folder / "benchmarks" / "suite.py").is_file() and (folder / "engine").is_dir():
             return folder
     return None
