@@ -47,6 +47,7 @@ EXPERIMENTS: dict[str, str] = {
     "eval": "benchmarks.experiments.eval",
     "stats": "benchmarks.experiments.stats",
     "calibrate_sequence": "benchmarks.experiments.calibrate_sequence",
+    "calibrate_graph": "benchmarks.experiments.calibrate_graph",
     # measures one sharing kind's internals, so it lives outside the kind-free experiments
     "typed_sharing": "benchmarks.calibration.typed_sharing",
     "ingest": "benchmarks.experiments.ingest",

@@ -45,7 +45,7 @@ UNIFORM = Statistics.uniform().to_dict()  # the document of the uniform assumpti
 
 # Measured constants of the compiled type-grained shared pass (engine/shared/kleene/_typed.c),
 # relative to one step of COGRA's compiled kernel (a run of one variable's events applied to
-# one open window): `python -m benchmarks.typed_sharing_bench`, "calibration" in
+# one open window): `python -m benchmarks typed_sharing`, "calibration" in
 # benchmarks/results/typed_sharing_bench.json; docs/engine.md, "When sharing pays".
 # A query's own step in the shared pass (bringing it up to date first included) costs
 # 1 + SNAPSHOT_COST steps; updating one class's coefficients at a time stamp of the shared
@@ -64,7 +64,7 @@ PYTHON_SNAPSHOT_COST = 4.0
 GRAPH_ENTRY_COST = 0.1
 # A ``sequence`` group's engine time against its queries' alone, per unit of GLORIA's estimated
 # shared / non-shared ratio: the planner estimates a group at ``alone x ratio x`` this. The
-# median factor measured by ``python -m benchmarks.calibrate_sequence`` over the groups
+# median factor measured by ``python -m benchmarks calibrate_sequence`` over the groups
 # ``gloria`` forms on the GLORIA experiment's mixed workloads (its executor is Python, the
 # queries alone run on COGRA's compiled kernel). Two runs gave medians of 1.8 and 1.9; the
 # recorded one, benchmarks/results/calibrate_sequence.json, has quartiles 1.3 and 8.2: groups

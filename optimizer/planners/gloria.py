@@ -23,7 +23,7 @@ engine's steps; a group's ``estimated_cost`` is its queries' cost alone in
 steps (``optimizer.cost.alone_costs``) and that times GLORIA's shared /
 non-shared ratio times ``optimizer.cost.SEQUENCE_STEP_COST`` (the executor's
 measured cost against its queries alone per unit of that ratio,
-``benchmarks/calibrate_sequence.py``). A group can therefore be estimated
+``python -m benchmarks calibrate_sequence``). A group can therefore be estimated
 dearer than its queries alone: ``gloria`` still writes the plan GLORIA
 chose (as the paper's planner), and ``auto`` rejects it.
 """
