@@ -181,20 +181,7 @@ def run_group(
         for a, c in cols.items()
     }
     kmask = masks[members[0].q.name][members[0].var][idx].tolist()
-    # per visited row: the (member, variable) pairs it matches, the shared variable aside
-    matches: dict[int, list[tuple[int, str]]] = {}
-    for j, m in enumerate(members):
-        for v in m.others:
-            for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
-                matches.setdefault(r, []).append((j, v))
-    # per member with negation: the rows its negated variables match, with their type
-    neg_rows: dict[int, dict[int, str]] = {}
-    for j, m in enumerate(members):
-        if m.negated:
-            rows_j = neg_rows[j] = {}
-            for v in m.negated:
-                for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
-                    rows_j[r] = m.q.variables[v].type
+    matches, neg_rows = _own_rows(members, masks, idx)
     sum_attrs = sorted({a for m in members for _, a in m.k_sums})
     min_attrs = sorted({a for m in members for _, a in m.k_mins})
     max_attrs = sorted({a for m in members for _, a in m.k_maxs})
@@ -236,6 +223,25 @@ def run_group(
                 out[m.q.name][(part, k)] = r
         lo = hi
     return out
+
+
+def _own_rows(members: list[GraphMember], masks: Mapping[str, Mapping[str, np.ndarray]],
+              idx: np.ndarray) -> tuple[dict[int, list[tuple[int, str]]], dict[int, dict[int, str]]]:
+    """Per visited row the (member, variable) pairs it matches, the shared variable aside; per
+    member with negation the rows its negated variables match, with their type."""
+    matches: dict[int, list[tuple[int, str]]] = {}
+    for j, m in enumerate(members):
+        for v in m.others:
+            for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
+                matches.setdefault(r, []).append((j, v))
+    neg_rows: dict[int, dict[int, str]] = {}
+    for j, m in enumerate(members):
+        if m.negated:
+            rows_j = neg_rows[j] = {}
+            for v in m.negated:
+                for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
+                    rows_j[r] = m.q.variables[v].type
+    return matches, neg_rows
 
 
 class GraphPartition:
