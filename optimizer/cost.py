@@ -29,6 +29,7 @@ __all__ = [
     "GRAPH_ENTRY_COST",
     "GRAPH_UNIT_COST",
     "PYTHON_SNAPSHOT_COST",
+    "SEQUENCE_COMPILED_STEP_COST",
     "SEQUENCE_STEP_COST",
     "SNAPSHOT_COST",
     "UNIFORM",
@@ -63,13 +64,21 @@ PYTHON_SNAPSHOT_COST = 4.0
 # merges (``graph_cost``).
 GRAPH_ENTRY_COST = 0.1
 # A ``sequence`` group's engine time against its queries' alone, per unit of GLORIA's estimated
-# shared / non-shared ratio: the planner estimates a group at ``alone x ratio x`` this. The
-# median factor measured by ``python -m benchmarks calibrate_sequence`` over the groups
-# ``gloria`` forms on the GLORIA experiment's mixed workloads (its executor is Python, the
-# queries alone run on COGRA's compiled kernel). Two runs gave medians of 1.8 and 1.9; the
-# recorded one, benchmarks/results/calibrate_sequence.json, has quartiles 1.3 and 8.2: groups
-# of several queries sharing a nested cycle cost far more, so their estimate is low.
+# shared / non-shared ratio: the planner estimates a group at ``alone x ratio x`` this. For
+# groups the Python executor runs (a query with SUM, MIN, MAX or AVG): the median factor
+# measured by ``python -m benchmarks calibrate_sequence`` over the groups ``gloria`` forms on
+# the GLORIA experiment's mixed workloads (the queries alone run on COGRA's kernels). Two
+# runs gave medians of 1.8 and 1.9; the recorded one, benchmarks/results/calibrate_sequence.json,
+# has quartiles 1.3 and 8.2: groups of several queries sharing a nested cycle cost far more, so
+# their estimate is low.
 SEQUENCE_STEP_COST = 1.8
+# The same factor for groups of count-only queries, which the compiled pass runs
+# (engine/shared/sequence/_counts.c), measured likewise (engine seconds of each group against
+# its queries alone, least of 3, one process) over the count-only groups ``gloria`` forms on the
+# mixed workloads of 28 and 84 queries and on 4- and 6-query funnels SEQ(Request, Accept, ...)
+# over a rides day (30/10 and 5/5-minute windows): factors 1.50-2.16, median 1.58 (the group
+# at 1.07-1.48x its queries alone), rounded up. docs/engine.md, "The compiled pass".
+SEQUENCE_COMPILED_STEP_COST = 1.6
 # One unit of an event-grained graph run alone (an edge tried, or a vertex: GRETA, and COGRA's
 # event-grained variables), in steps of COGRA's compiled kernel: twin queries, each with and
 # without its adjacent predicate, measured in one process (8 district flow queries of

@@ -1,8 +1,10 @@
-"""Calibrate ``optimizer.cost.SEQUENCE_STEP_COST``: the ``sequence`` executor against its queries alone.
+"""Calibrate ``optimizer.cost.SEQUENCE_STEP_COST`` and ``SEQUENCE_COMPILED_STEP_COST``: the
+``sequence`` executors against their queries alone.
 
 GLORIA's cost model counts propagations; the planner turns a group's GLORIA
-ratio (shared / non-shared) into engine steps as ``alone x ratio x
-SEQUENCE_STEP_COST``. This measures, on the GLORIA experiment's mixed
+ratio (shared / non-shared) into engine steps as ``alone x ratio x step_cost``,
+the step cost of the executor that runs the group (its ``parameters.step_cost``:
+the compiled pass for count-only groups, else the Python executor). This measures, on the GLORIA experiment's mixed
 workloads and stream, for every group the ``gloria`` planner forms: the
 engine seconds of the group (``engine.evaluate(..., timings=)``) over the
 seconds of its queries each alone (COGRA), divided by GLORIA's ratio: the
@@ -50,9 +52,11 @@ def run(ctx: Context) -> dict[str, Any]:
     result = measure(ctx, counts, ctx.repeat)
     for r in result["rows"]:
         ctx.log(f"  {r['queries_in_workload']:4d} queries, group {r['group']} of {r['queries']}: shared "
-                f"{r['shared_s']:.4f}s, alone {r['alone_s']:.4f}s, GLORIA ratio {r['gloria_ratio']:.3f}: "
+                f"{r['shared_s']:.4f}s ({r['executor']}), alone {r['alone_s']:.4f}s, GLORIA ratio {r['gloria_ratio']:.3f}: "
                 f"factor {r['factor']:.2f}")
     ctx.log(f"  median factor {result['median_factor']}, quartiles {result['quartiles']}")
+    for executor, got in result["by_executor"].items():
+        ctx.log(f"  {executor} executor: {got['groups']} groups, median factor {got['median_factor']}")
     rows = result["rows"]
     x = [f"{r['queries_in_workload']}:{r['group']}" for r in rows]
     fig = Figure("groups", "Each group the gloria planner forms: shared vs its queries alone", "workload:group", x,
@@ -108,15 +112,24 @@ def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:
         for g in shared.raw["sharing"]:
             alone_s = sum(query_s[q] for q in g["queries"])
             est = g["estimated_cost"]
-            # the GLORIA ratio the group was planned with (its estimate divided by the constant)
-            ratio = est["shared"] / est["non_shared"] / optimizer.cost.SEQUENCE_STEP_COST
+            # the GLORIA ratio the group was planned with (its estimate divided by its step cost)
+            step_cost = g["parameters"]["step_cost"]
+            ratio = est["shared"] / est["non_shared"] / step_cost
+            executor = "compiled" if step_cost == optimizer.cost.SEQUENCE_COMPILED_STEP_COST else "python"
             rows.append({"queries_in_workload": n, "group": g["id"], "queries": len(g["queries"]),
+                         "executor": executor,
                          "shared_s": round(group_s[g["id"]], 6), "alone_s": round(alone_s, 6),
                          "gloria_ratio": round(ratio, 4),
                          "factor": round(group_s[g["id"]] / alone_s / ratio, 3)})
     factors = [r["factor"] for r in rows]
+    by_executor = {}
+    for executor in ("compiled", "python"):
+        mine = [r["factor"] for r in rows if r["executor"] == executor]
+        by_executor[executor] = {"groups": len(mine), "median_factor": statistics.median(mine) if mine else None}
     return {"rows": rows, "median_factor": statistics.median(factors) if factors else None,
             "quartiles": statistics.quantiles(factors, n=4) if len(factors) >= 2 else None,
-            "constant_in_use": optimizer.cost.SEQUENCE_STEP_COST,
+            "by_executor": by_executor,
+            "constants_in_use": {"python": optimizer.cost.SEQUENCE_STEP_COST,
+                                 "compiled": optimizer.cost.SEQUENCE_COMPILED_STEP_COST},
             "agreement": {"checked": checks, "all_agree": not disagreements, "disagreements": disagreements}}
 
