@@ -42,8 +42,7 @@ strategy is skipped ("skipped: too slow") when its projected time exceeds
 measured runs in units of (trend prefixes x window events), with the prefix
 counts computed by COGRA. Every point checks that the strategies that ran
 return the same finalized rows. A separate throughput section measures COGRA's
-type-grained kernel alone (events/s) on several shapes, with and without the
-skipping of windows whose counts all overflowed.
+type-grained kernel alone (events/s) on several shapes.
 
 Output: ``<out>/engine_bench.json`` (every figure) and ``<out>/engine_bench.png``.
 """
@@ -68,7 +67,6 @@ from trendlake.engine import evaluate_partials
 from trendlake.engine.plan import load_plan
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import OVERFLOW, finalize, is_equal
-from trendlake.engine.strategies import cogra
 
 from trendlake import optimizer
 
@@ -470,25 +468,14 @@ def throughput(args: argparse.Namespace, log: Callable[[str], None]) -> list[dic
                         "burst_mean": burst,
                         "events": len(stream),
                     }
-                    for skip in (True, False):
-                        cogra.kernel.SKIP_SATURATED = skip
-                        try:
-                            best, _, result = timed(
-                                runner("cogra", query, spec, stream),
-                                args.repeats,
-                                args.repeat_budget,
-                            )
-                        finally:
-                            cogra.kernel.SKIP_SATURATED = True
-                        key = "columnar" if skip else "columnar_no_overflow_skip"
-                        entry[key] = {"best_s": best, "events_per_s": len(stream) / best}
+                    best, _, result = timed(runner("cogra", query, spec, stream), args.repeats, args.repeat_budget)
+                    entry["columnar"] = {"best_s": best, "events_per_s": len(stream) / best}
                     overflowed = sum(1 for r in result.values() if r.trends != r.trends)
                     entry["windows_with_trends"] = len(result)
                     entry["windows_overflowed"] = overflowed
                     log(
                         f"  burst {burst:>4} {per_window:>8}/window {entry['window']:>20} {label:<36}"
                         f" {entry['columnar']['events_per_s']:>12,.0f} ev/s"
-                        f" (no skip {entry['columnar_no_overflow_skip']['events_per_s']:>12,.0f})"
                         f" overflowed {overflowed}/{len(result)}"
                     )
                     out.append(entry)

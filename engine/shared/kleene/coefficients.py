@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import CAP, NAN, scale, scale_exact
+from trendlake.engine.numbers import CAP, NAN, scale, scale_exact
 
 __all__ = ["Coefficients", "column_dtype", "magnitude"]
 

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import (
+from trendlake.engine.layout import Layout
+from trendlake.engine.numbers import (
     CAP,
     NAN,
     FSum,
@@ -53,7 +54,6 @@ from trendlake.engine.aggregates import (
     sat,
     sum_sat,
 )
-from trendlake.engine.layout import Layout
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared.kleene import compiled, graph

@@ -1,0 +1,136 @@
+"""The per-time-stamp driver of the row-based strategies (GRETA, COGRA's interpreter).
+
+One pass over a partition's time-stamp groups (``timeline.time_groups``: events of
+one time stamp are never adjacent in a trend, so each group reads the state from
+before it). Per group:
+
+1. its windows ``window_range(t)``, ``kmin`` the first; the semantics drop what
+   expired (windows below ``kmin``, vertices a negation match invalidated);
+2. per event and variable it matches, a vertex: the sum over its predecessors'
+   aggregates (each transition read as the semantics chose, ``engine.semantics``),
+   +1 trend in the windows it may start (after a leading ``NOT``'s latest match:
+   windows starting after ``L(t)``), then its own event (``Algebra.finish``);
+3. an END vertex adds its aggregates to the results, in the windows ending before
+   the earliest match of a trailing ``NOT`` after it (``C(t)``);
+4. the vertices the semantics pass on become predecessors of later groups, and the
+   negation matches advance by the group.
+
+GRETA runs it as it is; COGRA's interpreter runs it with a semantics that keeps
+"since" aggregates (``strategies.cogra.mixed``). Design notes: docs/engine.md,
+"GRETA" and "COGRA".
+"""
+
+from __future__ import annotations
+
+from trendlake.engine.aggregates import Aggs, Algebra, merge_aggs, results_of
+from trendlake.engine.columns import Event
+from trendlake.engine.negation import Negations
+from trendlake.engine.query import CompiledQuery
+from trendlake.engine.results import WindowResult
+from trendlake.engine.semantics import SEMANTICS, Reader, Semantics, Starts
+from trendlake.engine.timeline import time_groups, window_range
+from trendlake.engine.vertices import Vertex
+
+__all__ = ["TimeStampDriver"]
+
+
+class TimeStampDriver:
+    """The driver of one query under one semantics class (by default the query's own:
+    ``engine.semantics.SEMANTICS``). Keeps no state between runs."""
+
+    _cache: dict[tuple[int, type[Semantics]], tuple[CompiledQuery, TimeStampDriver]] = {}
+
+    @classmethod
+    def of(cls, query: CompiledQuery, semantics: type[Semantics] | None = None) -> TimeStampDriver:
+        """The driver of ``query``, built once."""
+        kind = semantics or SEMANTICS[query.semantics]
+        hit = cls._cache.get((id(query), kind))
+        if hit is None or hit[0] is not query:
+            if len(cls._cache) > 256:
+                cls._cache.clear()
+            hit = (query, cls(query, kind))
+            cls._cache[(id(query), kind)] = hit
+        return hit[1]
+
+    def __init__(self, query: CompiledQuery, semantics: type[Semantics] | None = None) -> None:
+        kind = semantics or SEMANTICS[query.semantics]
+        if kind.name != query.semantics:
+            raise ValueError(f"{kind.__name__} evaluates {kind.name}, not {query.semantics}")
+        self.q = query
+        self.alg = Algebra(query)
+        self.semantics = kind(query, self.alg)
+        self.has_succ = {v for v in query.positive if query.successors[v]}
+
+    def run(self, events: list[Event]) -> dict[int, WindowResult]:
+        """Results per window index of one time-ordered partition."""
+        q = self.q
+        groups = time_groups(events)
+        negs = Negations(q, groups)
+        sem = self.semantics.start(negs)
+        readers = {(t.src, t.dst): sem.reader(t) for t in q.transitions}
+        results: Aggs = {}
+        for gi, (t, group) in enumerate(groups):
+            windows = window_range(t, q.within, q.slide)
+            kmin = windows.start
+            latest = negs.latest()
+            sem.begin_group(kmin, latest)
+            starts = self.starts_after(negs.start_bound(latest))
+            new = self.vertices(t, group, windows, starts, negs.end_bound(gi), sem, readers, results)
+            sem.end_group(new, kmin)
+            sem.negations_advanced(negs.advance(t, group), new, kmin)
+        return results_of(self.alg, results)
+
+    def starts_after(self, sb: int | None) -> Starts:
+        """Whether a START vertex starts a trend in window k: only in windows starting
+        after ``sb``, the latest match of a leading ``NOT`` (None: every window)."""
+        slide = self.q.slide
+
+        def starts(k: int) -> bool:
+            return sb is None or sb < k * slide
+
+        return starts
+
+    def vertices(
+        self,
+        t: int,
+        group: list[Event],
+        windows: range,
+        starts: Starts,
+        end_bound: int | None,
+        sem: Semantics,
+        readers: dict[tuple[str, str], Reader],
+        results: Aggs,
+    ) -> list[Vertex]:
+        """The vertices of one time-stamp group; the END vertices' aggregates are added to
+        ``results`` (in the windows ending before ``end_bound``, a trailing ``NOT``'s
+        earliest match after the group)."""
+        q, alg = self.q, self.alg
+        kmin, kmax = windows.start, windows.stop - 1
+        slide, within = q.slide, q.within
+        starts_vars, end_vars, has_succ = q.start, q.end, self.has_succ
+        variables, predecessors = q.variables, q.predecessors
+        new: list[Vertex] = []
+        for e in group:
+            attrs = e.attrs
+            for var in q.vars_by_type.get(e.type, ()):
+                if not variables[var].matches(e.type, attrs):
+                    continue
+                acc: Aggs = {}
+                for tr in predecessors[var]:
+                    readers[(tr.src, var)](acc, tr, attrs, kmin)
+                aggs = alg.finish(acc, windows, starts if var in starts_vars else None, var, attrs)
+                if not aggs:
+                    continue
+                if var in end_vars:
+                    if end_bound is not None:
+                        aggs_end = {k: a for k, a in aggs.items() if not end_bound < k * slide + within}
+                    else:
+                        aggs_end = aggs
+                    merge_aggs(alg, results, aggs_end)
+                if var not in has_succ:
+                    continue
+                prop = sem.passed_on(var, aggs, len(group), windows, starts, attrs)
+                if prop is not None:
+                    new.append(Vertex(t, attrs, var, prop, kmax))
+        return new
+
