@@ -27,14 +27,14 @@ A semantics object is made once per query (``__init__``: which transitions read
 what) and copied per partition (:meth:`Semantics.start`: the per-run state). The
 driver calls, per group, :meth:`~Semantics.begin_group`, per event and transition
 the transition's reader (:meth:`~Semantics.reader`, chosen once per run), per new
-vertex :meth:`~Semantics.passed_on`, then :meth:`~Semantics.end_group` and
+vertex at a shared time stamp :meth:`~Semantics.passed_on` (``middle_alone``), then :meth:`~Semantics.end_group` and
 :meth:`~Semantics.negations_advanced`.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from itertools import islice
 from typing import Any, ClassVar
 
@@ -56,6 +56,9 @@ class Semantics:
     module docstring). Subclasses set ``name`` (the plan's ``semantics`` value)."""
 
     name: ClassVar[str]
+    # whether an event sharing its time stamp with another can be no middle event of a
+    # trend (``passed_on`` decides what such a vertex hands on)
+    middle_alone: ClassVar[bool] = False
 
     def __init__(self, query: CompiledQuery, alg: Algebra) -> None:
         self.q = query
@@ -84,16 +87,18 @@ class Semantics:
         """Before a group: drop what expired (windows below ``kmin``, vertices a negation
         match invalidated; ``latest``: ``L(t)`` per negation) and take the bounds of the
         negated transitions."""
-        self.bounds = {(t.src, t.dst): max_bound([latest[n] for n in t.negations]) for t in self.bounded}
+        if self.bounded:
+            self.bounds = {(t.src, t.dst): max_bound([latest[n] for n in t.negations]) for t in self.bounded}
 
     def reader(self, t: Transition) -> Reader:
         """How transition ``t`` reads its predecessors in this run."""
         raise NotImplementedError
 
     def passed_on(
-        self, var: str, aggs: Aggs, group_size: int, windows: range, starts: Starts, attrs: dict[str, Any]
+        self, var: str, aggs: Aggs, windows: range, starts: Starts, attrs: dict[str, Any]
     ) -> Aggs | None:
-        """The aggregates a new vertex of ``var`` hands to its successors (None: no vertex)."""
+        """With ``middle_alone``: the aggregates a new vertex of ``var`` at a time stamp of
+        several events hands to its successors (None: no vertex)."""
         return aggs
 
     def end_group(self, new: list[Vertex], kmin: int) -> None:
@@ -102,23 +107,6 @@ class Semantics:
 
     def negations_advanced(self, advanced: dict[int, list[int]], new: list[Vertex], kmin: int) -> None:
         """After a group moved negation prefixes (``Negations.advance``)."""
-
-
-def add_candidates(
-    alg: Algebra, acc: Aggs, cands: Iterable[Vertex], adjacent: Any, attrs: dict[str, Any], kmin: int
-) -> None:
-    """``acc += p.prop`` (windows >= kmin) of the candidates ``p`` the adjacent predicate admits."""
-    if alg.scalar:  # add_into inlined for COUNT(*) only
-        for p in cands:
-            if adjacent is not None and not adjacent(p.attrs, attrs):
-                continue
-            for k, a in p.prop.items():
-                if k >= kmin:
-                    acc[k] = acc.get(k, 0) + a
-        return
-    for p in cands:
-        if adjacent is None or adjacent(p.attrs, attrs):
-            alg.add_into(acc, p.prop, kmin)
 
 
 class AnyMatch(Semantics):
@@ -159,8 +147,20 @@ class AnyMatch(Semantics):
 
     def read_list(self, acc: Aggs, t: Transition, attrs: dict[str, Any], kmin: int) -> None:
         vl = self.lists[t.src]
-        bound = self.bounds.get((t.src, t.dst))
-        add_candidates(self.alg, acc, islice(vl.vertices, vl.from_time(bound), None), t.adjacent, attrs, kmin)
+        bound = self.bounds.get((t.src, t.dst)) if self.bounds else None
+        cands = islice(vl.vertices, vl.from_time(bound), None)
+        adjacent, alg = t.adjacent, self.alg
+        if alg.scalar:  # add_into inlined for COUNT(*) only
+            for p in cands:
+                if adjacent is not None and not adjacent(p.attrs, attrs):
+                    continue
+                for k, a in p.prop.items():
+                    if k >= kmin:
+                        acc[k] = acc.get(k, 0) + a
+            return
+        for p in cands:
+            if adjacent is None or adjacent(p.attrs, attrs):
+                alg.add_into(acc, p.prop, kmin)
 
     def end_group(self, new: list[Vertex], kmin: int) -> None:
         lists, totals, alg = self.lists, self.totals, self.alg
@@ -172,31 +172,39 @@ class AnyMatch(Semantics):
 
 
 class _Selective(Semantics):
-    """Next-match and contiguous: a transition reads a short list of candidate vertices,
-    each checked for its windows, its negation bound and the adjacent predicate."""
+    """Next-match and contiguous: a transition reads a short list of candidate vertices
+    (``store``: per variable), each checked for its windows, its negation bound and the
+    adjacent predicate; next-match closes the ones it extends (``closes``)."""
 
-    def candidates(self, src: str) -> Iterable[Vertex]:
-        raise NotImplementedError
+    closes: ClassVar[bool] = False
+
+    def reset(self) -> None:
+        self.store: dict[str, list[Vertex]] = {}
+        self.any_closed = False
 
     def reader(self, t: Transition) -> Reader:
         return self.read
 
     def read(self, acc: Aggs, t: Transition, attrs: dict[str, Any], kmin: int) -> None:
-        bound = self.bounds.get((t.src, t.dst))
-        adjacent = t.adjacent
-        chosen = []
-        for p in self.candidates(t.src):
+        cands = self.store.get(t.src)
+        if not cands:
+            return
+        bound = self.bounds.get((t.src, t.dst)) if self.bounds else None
+        adjacent, alg, closes = t.adjacent, self.alg, self.closes
+        for p in cands:
             if adjacent is not None and not adjacent(p.attrs, attrs):
                 continue
             if p.last_window < kmin or (bound is not None and bound > p.ts):
                 continue
-            chosen.append(p)
-        if chosen:
-            self.extended(chosen)
-            add_candidates(self.alg, acc, chosen, None, attrs, kmin)
-
-    def extended(self, chosen: list[Vertex]) -> None:
-        """The vertices an event of the group extends."""
+            if closes:
+                p.closed = True
+                self.any_closed = True
+            if alg.scalar:  # add_into inlined for COUNT(*) only
+                for k, a in p.prop.items():
+                    if k >= kmin:
+                        acc[k] = acc.get(k, 0) + a
+            else:
+                alg.add_into(acc, p.prop, kmin)
 
 
 class NextMatch(_Selective):
@@ -204,32 +212,27 @@ class NextMatch(_Selective):
     of a group closes when the group is done."""
 
     name = NEXT
+    closes = True
 
     def reset(self) -> None:
-        self.open: dict[str, list[Vertex]] = {v: [] for v in self.q.positive if self.q.successors[v]}
-        self.any_closed = False
+        super().reset()
+        self.store = {v: [] for v in self.q.positive if self.q.successors[v]}
 
     def begin_group(self, kmin: int, latest: dict[int, int | None]) -> None:
         super().begin_group(kmin, latest)
-        for v, ol in self.open.items():
+        store = self.store
+        for v, ol in store.items():
             if ol and ol[0].last_window < kmin:
-                self.open[v] = [p for p in ol if p.last_window >= kmin]
-
-    def candidates(self, src: str) -> Iterable[Vertex]:
-        return self.open.get(src, ())
-
-    def extended(self, chosen: list[Vertex]) -> None:
-        for p in chosen:
-            p.closed = True
-        self.any_closed = True
+                store[v] = [p for p in ol if p.last_window >= kmin]
 
     def end_group(self, new: list[Vertex], kmin: int) -> None:
+        store = self.store
         if self.any_closed:
-            for var, ol in self.open.items():
-                self.open[var] = [p for p in ol if not p.closed]
+            for var, ol in store.items():
+                store[var] = [p for p in ol if not p.closed]
             self.any_closed = False
         for v in new:
-            self.open[v.var].append(v)
+            store[v.var].append(v)
 
 
 class Contiguous(_Selective):
@@ -237,28 +240,21 @@ class Contiguous(_Selective):
     at its time stamp."""
 
     name = CONTIGUOUS
-
-    def reset(self) -> None:
-        self.prev: dict[str, list[Vertex]] = {}
-
-    def candidates(self, src: str) -> Iterable[Vertex]:
-        return self.prev.get(src, ())
+    middle_alone = True
 
     def passed_on(
-        self, var: str, aggs: Aggs, group_size: int, windows: range, starts: Starts, attrs: dict[str, Any]
+        self, var: str, aggs: Aggs, windows: range, starts: Starts, attrs: dict[str, Any]
     ) -> Aggs | None:
-        if group_size == 1:
-            return aggs
         # not alone at its time stamp: pass on only the trends this vertex starts
         if var not in self.q.start:
             return None
         return self.alg.finish({}, windows, starts, var, attrs) or None
 
     def end_group(self, new: list[Vertex], kmin: int) -> None:
-        prev: dict[str, list[Vertex]] = {}
+        store: dict[str, list[Vertex]] = {}
         for v in new:
-            prev.setdefault(v.var, []).append(v)
-        self.prev = prev
+            store.setdefault(v.var, []).append(v)
+        self.store = store
 
 
 SEMANTICS: dict[str, type[Semantics]] = {cls.name: cls for cls in (AnyMatch, NextMatch, Contiguous)}

@@ -27,7 +27,7 @@ from trendlake.engine.columns import Event
 from trendlake.engine.negation import Negations
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
-from trendlake.engine.semantics import SEMANTICS, Reader, Semantics, Starts
+from trendlake.engine.semantics import SEMANTICS, Semantics, Starts
 from trendlake.engine.timeline import time_groups, window_range
 from trendlake.engine.vertices import Vertex
 
@@ -62,23 +62,50 @@ class TimeStampDriver:
         self.has_succ = {v for v in query.positive if query.successors[v]}
 
     def run(self, events: list[Event]) -> dict[int, WindowResult]:
-        """Results per window index of one time-ordered partition."""
-        q = self.q
+        """Results per window index of one time-ordered partition (steps 1-4 of the module
+        docstring, per time-stamp group)."""
+        q, alg = self.q, self.alg
+        within, slide = q.within, q.slide
         groups = time_groups(events)
         negs = Negations(q, groups)
         sem = self.semantics.start(negs)
-        readers = {(t.src, t.dst): sem.reader(t) for t in q.transitions}
+        # per variable, its incoming transitions and how each reads (chosen once per run)
+        preds = {v: [(tr, sem.reader(tr)) for tr in q.predecessors[v]] for v in q.positive}
+        begin, end, follow, passed_on = sem.begin_group, sem.end_group, sem.negations_advanced, sem.passed_on
+        middle_alone = sem.middle_alone
+        starts_vars, end_vars, has_succ = q.start, q.end, self.has_succ
+        variables, vars_by_type = q.variables, q.vars_by_type
         results: Aggs = {}
         for gi, (t, group) in enumerate(groups):
-            windows = window_range(t, q.within, q.slide)
-            kmin = windows.start
+            windows = window_range(t, within, slide)
+            kmin, kmax = windows.start, windows.stop - 1
             latest = negs.latest()
-            sem.begin_group(kmin, latest)
+            begin(kmin, latest)
             starts = self.starts_after(negs.start_bound(latest))
-            new = self.vertices(t, group, windows, starts, negs.end_bound(gi), sem, readers, results)
-            sem.end_group(new, kmin)
-            sem.negations_advanced(negs.advance(t, group), new, kmin)
-        return results_of(self.alg, results)
+            end_bound = negs.end_bound(gi)
+            shared = middle_alone and len(group) > 1
+            new: list[Vertex] = []
+            for e in group:
+                attrs = e.attrs
+                for var in vars_by_type.get(e.type, ()):
+                    if not variables[var].matches(e.type, attrs):
+                        continue
+                    acc: Aggs = {}
+                    for tr, read in preds[var]:
+                        read(acc, tr, attrs, kmin)
+                    aggs = alg.finish(acc, windows, starts if var in starts_vars else None, var, attrs)
+                    if not aggs:
+                        continue
+                    if var in end_vars:
+                        self.add_results(results, aggs, end_bound)
+                    if var not in has_succ:
+                        continue
+                    prop = passed_on(var, aggs, windows, starts, attrs) if shared else aggs
+                    if prop is not None:
+                        new.append(Vertex(t, attrs, var, prop, kmax))
+            end(new, kmin)
+            follow(negs.advance(t, group), new, kmin)
+        return results_of(alg, results)
 
     def starts_after(self, sb: int | None) -> Starts:
         """Whether a START vertex starts a trend in window k: only in windows starting
@@ -90,47 +117,11 @@ class TimeStampDriver:
 
         return starts
 
-    def vertices(
-        self,
-        t: int,
-        group: list[Event],
-        windows: range,
-        starts: Starts,
-        end_bound: int | None,
-        sem: Semantics,
-        readers: dict[tuple[str, str], Reader],
-        results: Aggs,
-    ) -> list[Vertex]:
-        """The vertices of one time-stamp group; the END vertices' aggregates are added to
-        ``results`` (in the windows ending before ``end_bound``, a trailing ``NOT``'s
-        earliest match after the group)."""
-        q, alg = self.q, self.alg
-        kmin, kmax = windows.start, windows.stop - 1
-        slide, within = q.slide, q.within
-        starts_vars, end_vars, has_succ = q.start, q.end, self.has_succ
-        variables, predecessors = q.variables, q.predecessors
-        new: list[Vertex] = []
-        for e in group:
-            attrs = e.attrs
-            for var in q.vars_by_type.get(e.type, ()):
-                if not variables[var].matches(e.type, attrs):
-                    continue
-                acc: Aggs = {}
-                for tr in predecessors[var]:
-                    readers[(tr.src, var)](acc, tr, attrs, kmin)
-                aggs = alg.finish(acc, windows, starts if var in starts_vars else None, var, attrs)
-                if not aggs:
-                    continue
-                if var in end_vars:
-                    if end_bound is not None:
-                        aggs_end = {k: a for k, a in aggs.items() if not end_bound < k * slide + within}
-                    else:
-                        aggs_end = aggs
-                    merge_aggs(alg, results, aggs_end)
-                if var not in has_succ:
-                    continue
-                prop = sem.passed_on(var, aggs, len(group), windows, starts, attrs)
-                if prop is not None:
-                    new.append(Vertex(t, attrs, var, prop, kmax))
-        return new
-
+    def add_results(self, results: Aggs, aggs: Aggs, end_bound: int | None) -> None:
+        """An END vertex's aggregates added to ``results``, in the windows ending at or
+        before ``end_bound``, the earliest match of a trailing ``NOT`` after it (``C(t)``;
+        None: every window)."""
+        if end_bound is not None:
+            q = self.q
+            aggs = {k: a for k, a in aggs.items() if not end_bound < k * q.slide + q.within}
+        merge_aggs(self.alg, results, aggs)
