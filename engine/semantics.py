@@ -26,7 +26,8 @@ those at or after the latest start ``L(t)`` of a match of one of its negations.
 A semantics object is made once per query (``__init__``: which transitions read
 what) and copied per partition (:meth:`Semantics.start`: the per-run state). The
 driver calls, per group, :meth:`~Semantics.begin_group`, per event and transition
-the transition's reader (:meth:`~Semantics.reader`, chosen once per run), per new
+the transition's running total (:meth:`~Semantics.total`) or reader
+(:meth:`~Semantics.reader`), both chosen once per run, per new
 vertex at a shared time stamp :meth:`~Semantics.passed_on` (``middle_alone``), then :meth:`~Semantics.end_group` and
 :meth:`~Semantics.negations_advanced`.
 """
@@ -94,6 +95,12 @@ class Semantics:
         """How transition ``t`` reads its predecessors in this run."""
         raise NotImplementedError
 
+    def total(self, t: Transition) -> Aggs | None:
+        """The running total transition ``t`` reads in this run, when every earlier vertex of
+        its source qualifies (kept up to date in place; the driver adds it without a
+        reader), else None."""
+        return None
+
     def passed_on(
         self, var: str, aggs: Aggs, windows: range, starts: Starts, attrs: dict[str, Any]
     ) -> Aggs | None:
@@ -134,13 +141,18 @@ class AnyMatch(Semantics):
     def begin_group(self, kmin: int, latest: dict[int, int | None]) -> None:
         super().begin_group(kmin, latest)
         for aggs in self.totals.values():
-            drop_before(aggs, kmin)
-        assert self.negs is not None
-        for v, vl in self.lists.items():
-            vl.prune(kmin, self.negs.blocked_before(self.list_trs[v], latest))
+            if aggs and min(aggs) < kmin:
+                drop_before(aggs, kmin)
+        if self.lists:
+            blocked_before = self.negs.blocked_before  # type: ignore[union-attr]
+            for v, vl in self.lists.items():
+                vl.prune(kmin, blocked_before(self.list_trs[v], latest))
 
     def reader(self, t: Transition) -> Reader:
         return self.read_list if self.reads_vertices(t) else self.read_total
+
+    def total(self, t: Transition) -> Aggs | None:
+        return None if self.reads_vertices(t) else self.totals[t.src]
 
     def read_total(self, acc: Aggs, t: Transition, attrs: dict[str, Any], kmin: int) -> None:
         self.alg.add_into(acc, self.totals[t.src], kmin)
@@ -262,6 +274,5 @@ SEMANTICS: dict[str, type[Semantics]] = {cls.name: cls for cls in (AnyMatch, Nex
 
 def drop_before(aggs: Aggs, kmin: int) -> None:
     """Drop the windows below ``kmin`` from per-window aggregates."""
-    if aggs and min(aggs) < kmin:
-        for k in [k for k in aggs if k < kmin]:
-            del aggs[k]
+    for k in [k for k in aggs if k < kmin]:
+        del aggs[k]

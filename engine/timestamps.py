@@ -70,7 +70,8 @@ class TimeStampDriver:
         negs = Negations(q, groups)
         sem = self.semantics.start(negs)
         # per variable, its incoming transitions and how each reads (chosen once per run)
-        preds = {v: [(tr, sem.reader(tr)) for tr in q.predecessors[v]] for v in q.positive}
+        preds = {v: [(tr, sem.total(tr), sem.reader(tr)) for tr in q.predecessors[v]] for v in q.positive}
+        add_into = alg.add_into
         begin, end, follow, passed_on = sem.begin_group, sem.end_group, sem.negations_advanced, sem.passed_on
         middle_alone = sem.middle_alone
         starts_vars, end_vars, has_succ = q.start, q.end, self.has_succ
@@ -91,8 +92,11 @@ class TimeStampDriver:
                     if not variables[var].matches(e.type, attrs):
                         continue
                     acc: Aggs = {}
-                    for tr, read in preds[var]:
-                        read(acc, tr, attrs, kmin)
+                    for tr, total, read in preds[var]:
+                        if total is None:
+                            read(acc, tr, attrs, kmin)
+                        else:
+                            add_into(acc, total, kmin)
                     aggs = alg.finish(acc, windows, starts if var in starts_vars else None, var, attrs)
                     if not aggs:
                         continue

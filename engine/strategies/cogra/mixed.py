@@ -67,10 +67,14 @@ class SinceAnyMatch(AnyMatch):
         self.latest = latest
         for lst in self.since.values():
             for aggs in lst:
-                drop_before(aggs, kmin)
+                if aggs and min(aggs) < kmin:
+                    drop_before(aggs, kmin)
 
     def reader(self, t: Transition) -> Reader:
         return self.read_since if self.reads_since(t) else super().reader(t)
+
+    def total(self, t: Transition) -> Aggs | None:
+        return None if self.reads_since(t) else super().total(t)
 
     def read_since(self, acc: Aggs, t: Transition, attrs: dict[str, Any], kmin: int) -> None:
         """The since aggregate of the negation whose match started last (the running total

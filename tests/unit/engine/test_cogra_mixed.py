@@ -31,6 +31,7 @@ def test_negated_transitions_without_adjacent_predicate_read_since_aggregates() 
     sem = SinceAnyMatch(NEG, Algebra(NEG)).start(Negations(NEG, []))
     readers = {(t.src, t.dst): sem.reader(t) for t in NEG.transitions}
     assert readers == {("A", "A"): sem.read_total, ("A", "B"): sem.read_since}
+    assert [sem.total(t) is None for t in NEG.transitions] == [t.dst == "B" for t in NEG.transitions]
     assert sem.since_keys == [("A", 0)]
 
 

@@ -56,15 +56,18 @@ def test_the_values_are_the_plan_schemas() -> None:
 
 @given(text=queries())
 def test_the_optimizer_and_cogra_decide_alike(text: str) -> None:
-    """Alike wherever they see the same adjacent predicates: an adjacent predicate on a pair
+    """Alike wherever they see the same adjacent predicates. An adjacent predicate on a pair
     of variables no template transition joins (``SEQ(NOT N, A)`` with ``A.x < NEXT(A).x``)
-    constrains no trend; the optimizer counts it (the plan says ``mixed``), the engine's
-    compiled query does not (``type``), and both are COGRA's."""
+    constrains no trend: the optimizer counts it, the engine's compiled query does not, and
+    that input is all they differ in."""
     plan = optimizer.build_plan(optimizer.compile_workload(text))
     (spec,) = plan["queries"]
     query = load_plan(plan).queries[spec["name"]]
     if query.has_adjacent == bool(spec["adjacent_predicates"]):
         assert cogra.granularity_of(query) == spec["granularity"]
+        assert (cogra.supports(query) is None) == (spec["granularity"] != "event")
     else:
-        assert (cogra.granularity_of(query), spec["granularity"]) == ("type", "mixed")
-    assert (cogra.supports(query) is None) == (spec["granularity"] != "event")
+        assert not query.has_adjacent
+        any_match, negation = spec["semantics"] == "skip-till-any-match", bool(query.negations)
+        assert spec["granularity"] == granularity(any_match=any_match, adjacent=True, negation=negation)
+        assert cogra.granularity_of(query) == granularity(any_match=any_match, adjacent=False, negation=negation)

@@ -83,6 +83,7 @@ def test_any_match_reads_totals_without_predicates_and_kept_vertices_with_them()
     (ab,) = [t for t in ADJ.transitions if t.src == "A"]
     (bc,) = [t for t in ADJ.transitions if t.src == "B"]
     assert sem.reader(ab) == sem.read_list and sem.reader(bc) == sem.read_total
+    assert sem.total(ab) is None and sem.total(bc) is sem.totals["B"]
     sem.begin_group(0, {})
     sem.end_group([vertex(1, "A", {0: 1}, x=1), vertex(2, "A", {0: 1}, x=5),
                    vertex(3, "B", {0: 2}), vertex(4, "B", {0: 3})], 0)
