@@ -65,6 +65,27 @@ def test_since_aggregates_follow_the_negation_prefixes() -> None:
     assert read(sem, NEG, "A", "B", {}) == {0: 15}
 
 
+def test_of_two_negations_the_one_matched_last_decides() -> None:
+    """SEQ(A+, NOT N, NOT M, B): a1 (1 trend), n at 2 s, a3 (2), m at 5 s, a6 (4). A b after
+    them may follow only the A vertices after both matches: a6, the since aggregate of M,
+    whose match started last."""
+    q = query("QUERY q RETURN COUNT(*) PATTERN SEQ(A+, NOT N, NOT M, B) WITHIN 100 seconds;")
+    sem = SinceAnyMatch(q, Algebra(q)).start(Negations(q, []))
+    s = 1_000_000
+    latest: dict[int, int | None] = {0: None, 1: None}
+    for new, advanced, at in (([vertex(1, "A", {0: 1})], {}, None), ([], {0: [0]}, (0, 2 * s)),
+                              ([vertex(3, "A", {0: 2})], {}, None), ([], {1: [0]}, (1, 5 * s)),
+                              ([vertex(6, "A", {0: 4})], {}, None)):
+        sem.begin_group(0, dict(latest))
+        sem.end_group(new, 0)
+        sem.negations_advanced(advanced, new, 0)
+        if at is not None:
+            latest[at[0]] = at[1]
+    assert (sem.since[("A", 0)], sem.since[("A", 1)]) == ([{0: 6}], [{0: 4}])
+    sem.begin_group(0, latest)
+    assert read(sem, q, "A", "B", {}) == {0: 4}
+
+
 def test_example_11_1() -> None:
     """13 trends (test_worked_examples.py derives them by hand)."""
     (result,) = run_mixed(compiled(fig_11_1_negation()), stream(FIG_11_1)).values()

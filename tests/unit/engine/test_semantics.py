@@ -100,15 +100,15 @@ def test_any_match_reads_totals_without_predicates_and_kept_vertices_with_them()
 
 def test_any_match_reads_only_vertices_after_the_latest_negation_match() -> None:
     """SEQ(A, NOT N, B): a match of N starting at 2 s lies between a1 (1 s) and a later b,
-    not between a3 (3 s) and it."""
+    not between a2 (2 s, the match does not start after it) or a3 (3 s) and it."""
     q = query("QUERY q RETURN COUNT(*) PATTERN SEQ(A, NOT N, B) WITHIN 10 seconds;")
     sem = started(AnyMatch, q)
     sem.begin_group(0, {0: None})
-    sem.end_group([vertex(1, "A", {0: 1}), vertex(3, "A", {0: 10})], 0)
+    sem.end_group([vertex(1, "A", {0: 1}), vertex(2, "A", {0: 100}), vertex(3, "A", {0: 10})], 0)
     sem.begin_group(0, {0: None})
-    assert read(sem, q, "A", "B", {}) == {0: 11}
+    assert read(sem, q, "A", "B", {}) == {0: 111}
     sem.begin_group(0, {0: 2 * SECOND})
-    assert read(sem, q, "A", "B", {}) == {0: 10}
+    assert read(sem, q, "A", "B", {}) == {0: 110}
 
 
 # ---------------------------------------------------------------------------
@@ -198,3 +198,5 @@ def test_a_trailing_negation_ends_the_windows_a_trend_counts_in() -> None:
     assert results == {-1: 3, 0: 2}
     assert {k: r.trends for k, r in driver.run(stream("a1 b2 n7")).items()} == {-1: 1}
     assert {k: r.trends for k, r in driver.run(stream("a1 b2 n12")).items()} == {-1: 1, 0: 1}
+    # n10 lies at window 0's end, outside it
+    assert {k: r.trends for k, r in driver.run(stream("a1 b2 n10")).items()} == {-1: 1, 0: 1}
