@@ -139,7 +139,8 @@ class AnyMatch(Semantics):
         self.totals: dict[str, Aggs] = {v: {} for v in self.total_vars}
 
     def begin_group(self, kmin: int, latest: dict[int, int | None]) -> None:
-        super().begin_group(kmin, latest)
+        if self.bounded:  # Semantics.begin_group, inlined (once per time stamp)
+            self.bounds = {(t.src, t.dst): max_bound([latest[n] for n in t.negations]) for t in self.bounded}
         for aggs in self.totals.values():
             if aggs and min(aggs) < kmin:
                 drop_before(aggs, kmin)
@@ -231,7 +232,8 @@ class NextMatch(_Selective):
         self.store = {v: [] for v in self.q.positive if self.q.successors[v]}
 
     def begin_group(self, kmin: int, latest: dict[int, int | None]) -> None:
-        super().begin_group(kmin, latest)
+        if self.bounded:  # Semantics.begin_group, inlined (once per time stamp)
+            self.bounds = {(t.src, t.dst): max_bound([latest[n] for n in t.negations]) for t in self.bounded}
         store = self.store
         for v, ol in store.items():
             if ol and ol[0].last_window < kmin:

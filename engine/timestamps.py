@@ -114,6 +114,8 @@ class TimeStampDriver:
     def starts_after(self, sb: int | None) -> Starts:
         """Whether a START vertex starts a trend in window k: only in windows starting
         after ``sb``, the latest match of a leading ``NOT`` (None: every window)."""
+        if sb is None:
+            return _every_window
         slide = self.q.slide
 
         def starts(k: int) -> bool:
@@ -129,3 +131,7 @@ class TimeStampDriver:
             q = self.q
             aggs = {k: a for k, a in aggs.items() if not end_bound < k * q.slide + q.within}
         merge_aggs(self.alg, results, aggs)
+
+
+def _every_window(k: int) -> bool:
+    return True
