@@ -19,13 +19,13 @@ from trendlake.engine.executor import (
     columns_needed,
     evaluate,
     evaluate_partials,
-    evaluate_query,
     finish,
     finish_query,
 )
+from trendlake.engine.numbers import CAP
 from trendlake.engine.plan import Plan, PlanError, check_plan, load_plan
 from trendlake.engine.query import CompiledQuery, Unsupported
-from trendlake.engine.results import CAP, OVERFLOW, WindowResult, finalize, merge
+from trendlake.engine.results import OVERFLOW, WindowResult, finalize, merge
 from trendlake.engine.strategies import STRATEGIES, Strategy, choose, strategy_for
 from trendlake.engine.timeline import format_ts
 
@@ -48,7 +48,6 @@ __all__ = [
     "columns_needed",
     "evaluate",
     "evaluate_partials",
-    "evaluate_query",
     "finalize",
     "finish",
     "finish_query",

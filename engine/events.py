@@ -15,12 +15,11 @@ from typing import Any
 from trendlake.engine.columns import (
     RESERVED,
     Event,
-    clean,
     events_from_arrow,
     events_from_rows,
 )
 from trendlake.engine.errors import EventFileError
-from trendlake.engine.timeline import format_ts, number_or_text, parse_ts
+from trendlake.engine.timeline import format_ts, parse_ts
 
 __all__ = [
     "RESERVED",
@@ -33,11 +32,6 @@ __all__ = [
     "partition",
     "read_events",
 ]
-
-# names other packages import from here
-_clean = clean
-_number = number_or_text
-
 
 def make_events(rows: Iterable[dict[str, Any]], where: str = "<rows>") -> list[Event]:
     """Events from row dicts with ``type``, ``ts`` and optional ``seq``, sorted by (ts, seq)."""

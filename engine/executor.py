@@ -19,14 +19,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from trendlake.engine.aggregates import WindowResult, merge_into
 from trendlake.engine.columns import Columns, Types, as_table, index_dtype, take
 from trendlake.engine.errors import EventFileError
 from trendlake.engine.expr import attributes
 from trendlake.engine.expr.vector import local_mask
 from trendlake.engine.plan import Plan, PlanError, load_plan
 from trendlake.engine.query import CONTIGUOUS, CompiledQuery
-from trendlake.engine.results import finalizer
+from trendlake.engine.results import WindowResult, finalizer, merge_into
 from trendlake.engine.shared import GroupInput, kind_of
 from trendlake.engine.strategies import Strategy, choose
 from trendlake.engine.timeline import key_runs, partition_of
@@ -36,7 +35,6 @@ __all__ = [
     "columns_needed",
     "evaluate",
     "evaluate_partials",
-    "evaluate_query",
     "finish",
     "finish_query",
     "mandatory_variables",
@@ -214,15 +212,6 @@ def _group_partials(
                 group_values = tuple(values[part][i] for i in positions)
                 merge_into(partials, (group_values, k), result)
     return out
-
-
-def evaluate_query(
-    query: CompiledQuery, data: Any, *, strategy: str = "auto"
-) -> list[dict[str, Any]]:
-    """Result rows of one compiled query over ``data`` (local predicates row by row)."""
-    cols = Columns(as_table(data))
-    ks = _KeySet(cols, query.partition_by, False)
-    return finish_query(query, _query_partials(query, None, cols, ks, choose(query, strategy)))
 
 
 def finish(plan: Plan, partials: Mapping[str, Partials]) -> list[dict[str, Any]]:
@@ -491,6 +480,21 @@ class _LazyAttrs(Mapping):
         return len(self.names)
 
 
+def _local_mask(
+    query: CompiledQuery,
+    spec: dict[str, Any] | None,
+    var: str,
+    type_mask: np.ndarray,
+    attrs: Any,
+    cache: dict[str, Any],
+) -> np.ndarray:
+    """``expr.vector.local_mask`` of one variable of ``query`` (its plan entry ``spec``:
+    the predicates as expressions numpy may evaluate; None: row by row)."""
+    exprs = None if spec is None else spec.get("local_predicates", {}).get(var, [])
+    required = () if spec is None else spec.get("required_attributes", {}).get(var, [])
+    return local_mask(query.variables[var].local, exprs, required, type_mask, attrs, cache)
+
+
 def _matches(
     query: CompiledQuery, spec: dict[str, Any] | None, cols: Columns, ks: _KeySet, memo: dict | None = None
 ) -> tuple[dict[str, np.ndarray], np.ndarray, _LazyAttrs, np.ndarray] | None:
@@ -516,12 +520,12 @@ def _matches(
                    tuple(spec.get("required_attributes", {}).get(v, [])))
             if key not in memo:
                 type_mask = memo.setdefault(("type", var.type), types.mask(var.type))
-                memo[key] = local_mask(query, v, type_mask, attrs, spec, cache)
+                memo[key] = _local_mask(query, spec, v, type_mask, attrs, cache)
             masks[v] = memo[key]
             continue
         if var.type not in type_masks:
             type_masks[var.type] = types.mask(var.type)
-        masks[v] = local_mask(query, v, type_masks[var.type], attrs, spec, cache)
+        masks[v] = _local_mask(query, spec, v, type_masks[var.type], attrs, cache)
 
     def present_in(mask: np.ndarray) -> np.ndarray:
         """Per partition: does ``mask`` hold for one of its rows?"""

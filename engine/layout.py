@@ -7,14 +7,13 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
-from trendlake.engine.aggregates import (
+from trendlake.engine.aggregates import Algebra
+from trendlake.engine.numbers import (
     BIG,
     CAP,
     FLOAT_BIG,
     NAN,
     SUM_BOUND,
-    Algebra,
-    WindowResult,
     max_present,
     min_present,
     norm,
@@ -23,6 +22,7 @@ from trendlake.engine.aggregates import (
     sum_sat,
 )
 from trendlake.engine.query import CompiledQuery
+from trendlake.engine.results import WindowResult
 
 # longest burst collapsed into one step (2**LIMIT * CAP**2, and in exact mode
 # 2**LIMIT * FLOAT_BIG, stay below the float range)

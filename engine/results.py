@@ -1,50 +1,123 @@
-"""Finishing per-window aggregate states into result columns, and the overflow marker.
+"""A window's result: its state (``WindowResult``), merge, JSON form, and finishing it.
 
-The states themselves (``WindowResult``, ``merge``, saturation, exact mode) are
-defined in ``engine.aggregates`` and re-exported here. OVERFLOW is decided here,
-at output: a COUNT or SUM whose exact value exceeds a decimal(38,0) column
-(``CAP``), or that saturated (``NAN``) or left the exact range (a ``Far``
-number), is ``OVERFLOW``; AVG is the exact sum over the exact count rounded once
-to a float (to float precision when they are Far numbers), a number whenever
-that is finite. A result is exact or marked, never wrong.
+A ``WindowResult`` is what one window of one partition contributed; the
+states of partitions of the same (group, window) merge (:func:`merge`), travel
+as JSON (:func:`to_state` / :func:`from_state`) and are finished into result
+columns here (:func:`finalize`). OVERFLOW is decided here, at output: a COUNT
+or SUM whose exact value exceeds a decimal(38,0) column (``CAP``), or that
+saturated (``NAN``) or left the exact range (a ``Far`` number), is
+``OVERFLOW``; AVG is the exact sum over the exact count rounded once to a
+float (to float precision when they are Far numbers), a number whenever that
+is finite. A result is exact or marked, never wrong.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from trendlake.engine.aggregates import (
-    CAP,
-    NAN,
-    Far,
-    FSum,
-    WindowResult,
-    from_state,
-    merge,
-    merge_into,
-    out_value,
-    sat,
-    scale,
-    to_state,
-)
+from trendlake.engine.numbers import CAP, Far, FSum, norm, out_value
 from trendlake.engine.query import CompiledQuery
 
 __all__ = [
-    "CAP",
-    "NAN",
     "OVERFLOW",
     "WindowResult",
     "finalize",
+    "finalizer",
     "from_state",
     "is_equal",
     "merge",
     "merge_into",
-    "sat",
-    "scale",
     "to_state",
 ]
+
+
+@dataclass
+class WindowResult:
+    """What one window of one partition contributed, before finalization."""
+
+    trends: int | float = 0
+    counts: dict[str, int | float] = field(default_factory=dict)
+    sums: dict[tuple[str, str], int | float] = field(default_factory=dict)
+    mins: dict[tuple[str, str], Any] = field(default_factory=dict)
+    maxs: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+
+def _add(a: Any, b: Any) -> Any:
+    """The sum of two partitions' values. Merging is not repeated along a stream, so the
+    value is not saturated here (``finalize`` decides OVERFLOW); it is only kept bounded."""
+    try:
+        return norm(a + b)
+    except OverflowError:  # a float plus an int beyond the float range
+        return Far.of(a) + b
+
+
+def merge(into: WindowResult, other: WindowResult) -> WindowResult:
+    """Fold the state of another partition of the same (group, window) into ``into``.
+
+    Trends of different partitions are disjoint, so counts and sums add and
+    minima/maxima combine; an overflowed (NAN) count stays overflowed.
+    """
+    into.trends = _add(into.trends, other.trends)
+    for var, n in other.counts.items():
+        into.counts[var] = _add(into.counts.get(var, 0), n)
+    for key, v in other.sums.items():
+        into.sums[key] = _add(into.sums.get(key, 0), v)
+    for key, v in other.mins.items():
+        if v is not None and (into.mins.get(key) is None or v < into.mins[key]):
+            into.mins[key] = v
+    for key, v in other.maxs.items():
+        if v is not None and (into.maxs.get(key) is None or v > into.maxs[key]):
+            into.maxs[key] = v
+    return into
+
+
+def merge_into(partials: dict[Any, WindowResult], key: Any, result: WindowResult) -> None:
+    """Fold ``result`` into ``partials[key]``, or store it there if the key is new."""
+    if key in partials:
+        merge(partials[key], result)
+    else:
+        partials[key] = result
+
+
+def _encode(x: Any) -> Any:
+    if x.__class__ is FSum:
+        return {"fsum": [_encode(x.n), _encode(x.pinf), _encode(x.ninf)]}
+    return {"far": [x.m, x.e]} if isinstance(x, Far) else x
+
+
+def _decode(x: Any) -> Any:
+    if isinstance(x, dict):
+        if "fsum" in x:
+            return FSum(*(_decode(v) for v in x["fsum"]))
+        return Far(*x["far"])
+    return x
+
+
+def to_state(result: WindowResult) -> dict[str, Any]:
+    """A JSON-able form of a partial result: exact ints (at most ``BIG``, so within the
+    int <-> str digit limit) and floats as they are (NAN stays a float NaN), a Far number
+    as ``{"far": [m, e]}``."""
+    return {
+        "trends": _encode(result.trends),
+        "counts": {v: _encode(x) for v, x in result.counts.items()},
+        "sums": [[v, a, _encode(x)] for (v, a), x in result.sums.items()],
+        "mins": [[v, a, x] for (v, a), x in result.mins.items()],
+        "maxs": [[v, a, x] for (v, a), x in result.maxs.items()],
+    }
+
+
+def from_state(state: dict[str, Any]) -> WindowResult:
+    """The partial result of a :func:`to_state` form."""
+    return WindowResult(
+        trends=_decode(state["trends"]),
+        counts={v: _decode(x) for v, x in state["counts"].items()},
+        sums={(v, a): _decode(x) for v, a, x in state["sums"]},
+        mins={(v, a): x for v, a, x in state["mins"]},
+        maxs={(v, a): x for v, a, x in state["maxs"]},
+    )
 
 
 class _Overflow:

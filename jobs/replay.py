@@ -270,7 +270,7 @@ def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], lo: int, hi: int) -> lis
     ts, seq)`` so every partition's events arrive contiguous and in time order.
     """
     from pyspark.sql import functions as F
-    from trendlake.engine.table import referenced_attributes
+    from trendlake.engine.executor import referenced_attributes
     from trendlake.jobs.spark_expr import pushdown_filter
 
     columns = set(bronze.columns)

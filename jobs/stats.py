@@ -296,13 +296,13 @@ class PredicateCounter:
         return sorted(self.by_type)
 
     def add(self, rows: Iterable[dict[str, Any]]) -> None:
-        from trendlake.engine.events import _clean
+        from trendlake.engine.columns import clean
 
         for row in rows:
             checks = self.by_type.get(row.get("type"))
             if not checks:
                 continue
-            attrs = {k: _clean(v) for k, v in row.items() if k != "type"}
+            attrs = {k: clean(v) for k, v in row.items() if k != "type"}
             for i, parts, both in checks:
                 self.events[(i, -1)] += 1
                 if both is None or both(attrs):
@@ -794,7 +794,7 @@ class _ConjunctMasks:
 
     def of(self, expr: dict[str, Any]) -> Any:
         import numpy as np
-        from trendlake.engine.events import _clean
+        from trendlake.engine.columns import clean
         from trendlake.engine.expr import compile_value
         from trendlake.engine.expr.vector import NoVector, vec_predicate
 
@@ -804,7 +804,7 @@ class _ConjunctMasks:
                 self.masks[key] = vec_predicate(expr, self.attrs, self.cache, self.n)
             except NoVector:
                 if self.rows is None:
-                    self.rows = [{k: _clean(v) for k, v in r.items()} for r in self.sub.select(self.names).to_pylist()]
+                    self.rows = [{k: clean(v) for k, v in r.items()} for r in self.sub.select(self.names).to_pylist()]
                 part = compile_value(expr)
                 self.masks[key] = np.fromiter((part(r, None) is True for r in self.rows), dtype=bool, count=self.n)
         return self.masks[key]

@@ -14,16 +14,8 @@
   (vertex). ``required_attributes`` per variable = attributes of its local
   predicates and aggregates.
 * **Panes**: gcd of every window length and slide in the workload (µs).
-* **Granularity** (COGRA Table 14.1), per query:
-
-  - ``contiguous`` or ``skip-till-next-match``: ``"pattern"``, except
-    ``"event"`` when the query has adjacent predicates or negations — which
-    event may follow a trend's last event then depends on that event itself
-    (its attribute values, the negation matches after it), not only on its
-    variable, so one aggregate per pattern state cannot be kept;
-  - ``skip-till-any-match`` without adjacent predicates: ``"type"``;
-  - ``skip-till-any-match`` with adjacent predicates: ``"mixed"``;
-  - ``"event"`` (GRETA) is otherwise the general fallback.
+* **Granularity** (COGRA Table 14.1), per query: ``trendlake.schemas.granularity``,
+  one rule for the optimizer and the engine.
 """
 
 from __future__ import annotations
@@ -33,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendlake.optimizer import ast
+from trendlake.schemas.granularity import granularity as rule
 
 ANY = "skip-till-any-match"
 NEXT = "skip-till-next-match"
@@ -277,15 +270,14 @@ def predicates(query: ast.Query, scope: Scope | None = None) -> Predicates:
 
 
 def granularity(query: ast.Query, preds: Predicates | None = None) -> str:
-    """The COGRA granularity of a checked query (rule in the module docstring)."""
+    """The COGRA granularity of a checked query (``trendlake.schemas.granularity``, the rule
+    the engine follows too)."""
     preds = preds or predicates(query)
-    has_adjacent = bool(preds.adjacent)
-    has_negation = any(o.negated for o in occurrences(query.pattern))
-    if query.semantics in (NEXT, CONTIGUOUS):
-        return "event" if has_adjacent or has_negation else "pattern"
-    if query.semantics == ANY:
-        return "mixed" if has_adjacent else "type"
-    return "event"
+    return rule(
+        any_match=query.semantics == ANY,
+        adjacent=bool(preds.adjacent),
+        negation=any(o.negated for o in occurrences(query.pattern)),
+    ).value
 
 
 def panes_us(workload: ast.Workload) -> int:

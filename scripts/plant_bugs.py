@@ -103,26 +103,27 @@ class Bug:
 
 
 BUGS = [
-    # GRETA (engine/strategies/greta.py): the per-time-stamp driver's run loop holds every GRETA
-    # rule below; COGRA's interpreter runs the same driver, so these break it too
+    # GRETA (engine/strategies/greta.py) is the time-stamp driver (engine/timestamps.py) under the
+    # semantics classes (engine/semantics.py); COGRA's interpreter runs the same driver, so these
+    # break it too
     Bug("greta-next-never-closes", "GRETA: skip-till-next-match never closes a vertex",
-        "class TimeStampDriver:", "p.closed = True", "p.closed = False"),
+        "class _Selective(", "p.closed = True", "p.closed = False"),
     Bug("greta-contiguous-middle", "GRETA: a contiguous middle event may share its time stamp",
-        "class TimeStampDriver:", "if semantics == CONTIGUOUS and len(group) > 1:",
-        "if semantics == CONTIGUOUS and len(group) > 1 and False:"),
+        "class Contiguous(", "middle_alone = True", "middle_alone = False"),
     Bug("greta-leading-not-boundary", "GRETA: leading NOT window boundary < -> <=",
-        "class TimeStampDriver:", "return sb is None or sb < k * slide", "return sb is None or sb <= k * slide"),
+        "def starts_after(", "return sb is None or sb < k * slide", "return sb is None or sb <= k * slide"),
     Bug("greta-trailing-not-boundary", "GRETA: trailing NOT window boundary < -> <=",
-        "class TimeStampDriver:", "if not end_bound < k * slide + within", "if not end_bound <= k * slide + within"),
+        "def add_results(", "if not end_bound < k * q.slide + q.within", "if not end_bound <= k * q.slide + q.within"),
     # VarList.from_time (engine/vertices.py) is shared with COGRA's mixed-grained path:
-    # the bug goes where GRETA calls it (bisect_left at bound + 1 == bisect_right at bound,
-    # time stamps being integers), so kept vertices at the NOT match's start are skipped
+    # the bug goes where the any-match semantics reads kept vertices (bisect_left at bound + 1 ==
+    # bisect_right at bound, time stamps being integers), so kept vertices at the NOT match's
+    # start are skipped
     Bug("greta-not-at-predecessor-ts", "GRETA: a NOT match starting at the predecessor's time stamp blocks it",
-        "class TimeStampDriver:", "islice(vl.vertices, vl.from_time(bound), None)",
+        "def read_list(", "islice(vl.vertices, vl.from_time(bound), None)",
         "islice(vl.vertices, vl.from_time(None if bound is None else bound + 1), None)"),
     # window_range (engine/timeline.py) is shared by every strategy and the reference:
-    # the bug goes where GRETA takes its windows (one more window, k = (t - within) // slide,
-    # which does not contain t, and kmin one lower for pruning and predecessor sums)
+    # the bug goes where the time-stamp driver takes its windows (one more window, k = (t - within)
+    # // slide, which does not contain t, and kmin one lower for pruning and predecessor sums)
     Bug("greta-kmin", "GRETA: sliding-window kmin off by one",
         "class TimeStampDriver:", "windows = window_range(t, within, slide)",
         "windows = range(window_range(t, within, slide).start - 1, window_range(t, within, slide).stop)"),
@@ -131,14 +132,16 @@ BUGS = [
         "def run_pattern(", "closed.add(tr.src)", "closed.discard(tr.src)"),
     Bug("cogra-pattern-contiguous-middle", "COGRA pattern-grained: a contiguous middle event may share its time stamp",
         "def run_pattern(", "if contiguous and len(group) > 1:", "if contiguous and len(group) > 1 and False:"),
-    # COGRA type+negation: the driver's "since" aggregates (only COGRA's interpreter keeps them)
+    # COGRA type+negation: the "since" aggregates of its interpreter (engine/strategies/cogra/mixed.py)
     Bug("cogra-since-earliest-negation", "COGRA type+negation: reads the since aggregate of the negation that started first",
-        "class TimeStampDriver:", "if b is not None and (nb is None or b > nb):",
+        "def read_since(", "if b is not None and (nb is None or b > nb):",
         "if b is not None and (nb is None or b < nb):"),
     Bug("cogra-since-prefix-aliased", "COGRA type+negation: a prefix's since aggregate aliases the one before",
-        "def _follow(", "lst[j] = copy_aggs(alg, lst[j - 1])", "lst[j] = lst[j - 1]"),
+        "def negations_advanced(self, advanced: dict[int, list[int]], new: list[Vertex], kmin: int) -> None:\n        \"\"\"Prefix",
+        "lst[j] = copy_aggs(alg, lst[j - 1])", "lst[j] = lst[j - 1]"),
     Bug("cogra-negation-at-predecessor-ts", "COGRA type+negation: a NOT match starting at the predecessor's time stamp blocks it",
-        "def _follow(", "lst[0] = fresh", "lst[0] = {}"),
+        "def negations_advanced(self, advanced: dict[int, list[int]], new: list[Vertex], kmin: int) -> None:\n        \"\"\"Prefix",
+        "lst[0] = fresh", "lst[0] = {}"),
     # the row evaluator (engine/expr/python.py); engine/expr/vector.py refuses or agrees with it
     Bug("expr-missing-as-zero", "expressions: a missing value compares as 0",
         "def _compare(", "if a is None or b is None:",
@@ -178,7 +181,7 @@ EXTRA = [
     Bug("cogra-pattern-kmin", "COGRA pattern-grained: sliding-window kmin off by one",
         "def run_pattern(", "windows = window_range(t, within, slide)", _KMIN),
     Bug("cogra-kernel-kmin", "COGRA type-grained kernel: sliding-window kmin off by one",
-        "def run_kernel(", "windows = window_range(t, within, slide)", _KMIN),
+        "def windows(self, p: Panes", "windows = window_range(t, within, slide)", _KMIN),
     Bug("timeline-kmin", "shared window_range (every strategy and twostep): kmin off by one",
         "def window_range(ts: int", "return range((ts - within) // slide + 1, ts // slide + 1)",
         "return range((ts - within) // slide, ts // slide + 1)"),

@@ -41,8 +41,7 @@ strategy is skipped ("skipped: too slow") when its projected time exceeds
 measured runs in units of (trend prefixes x window events), with the prefix
 counts computed by COGRA. Every point checks that the strategies that ran
 return the same finalized rows. A separate throughput section measures COGRA's
-type-grained kernel alone (events/s) on several shapes, with and without the
-skipping of windows whose counts all overflowed.
+type-grained kernel alone (events/s) on several shapes.
 
 Sizes: ``full`` is the recorded run (10 to 10^6 events per window, 60 s limit),
 ``small`` stops at 10^5, ``smoke`` at 10^3 with a 2 s limit; every option
@@ -52,11 +51,10 @@ overrides its size's value.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -64,7 +62,6 @@ from trendlake.engine import evaluate_partials
 from trendlake.engine.plan import load_plan
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import OVERFLOW, finalize, is_equal
-from trendlake.engine.strategies import cogra
 
 from benchmarks.experiments.common import OK, Context, Figure, make_record
 from trendlake import optimizer
@@ -436,24 +433,6 @@ def sweep(args: argparse.Namespace, log: Callable[[str], None]) -> list[dict[str
 # ---------------------------------------------------------------------------
 # kernel throughput
 
-# the ways COGRA's kernel is timed in the throughput runs: what ships, and with the skipping of
-# windows whose counts all saturated switched off (engine/strategies/cogra/kernel.py's SKIP_SATURATED)
-@contextlib.contextmanager
-def _skip_saturated(on: bool) -> Iterator[None]:
-    cogra.kernel.SKIP_SATURATED = on
-    try:
-        yield
-    finally:
-        cogra.kernel.SKIP_SATURATED = True
-
-
-KERNEL_VARIANTS: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] = {
-    "columnar": lambda: _skip_saturated(True),
-    "columnar_no_overflow_skip": lambda: _skip_saturated(False),
-}
-
-
-
 def throughput(args: argparse.Namespace, log: Callable[[str], None]) -> list[dict[str, Any]]:
     n = args.throughput_events
     out = []
@@ -480,21 +459,15 @@ def throughput(args: argparse.Namespace, log: Callable[[str], None]) -> list[dic
                         "burst_mean": burst,
                         "events": len(stream),
                     }
-                    for key, variant in KERNEL_VARIANTS.items():
-                        with variant():
-                            best, _, result = timed(
-                                runner("cogra", query, spec, stream),
-                                args.repeat,
-                                args.repeat_budget,
-                            )
-                        entry[key] = {"best_s": best, "events_per_s": len(stream) / best}
+                    best, _, result = timed(runner("cogra", query, spec, stream), args.repeat, args.repeat_budget)
+                    entry["columnar"] = {"best_s": best, "events_per_s": len(stream) / best}
                     overflowed = sum(1 for r in result.values() if r.trends != r.trends)
                     entry["windows_with_trends"] = len(result)
                     entry["windows_overflowed"] = overflowed
                     log(
-                        f"  burst {burst:>4} {per_window:>8}/window {entry['window']:>20} {label:<36} "
-                        + ", ".join(f"{k} {entry[k]['events_per_s']:,.0f} ev/s" for k in KERNEL_VARIANTS)
-                        + f"; overflowed {overflowed}/{len(result)}"
+                        f"  burst {burst:>4} {per_window:>8}/window {entry['window']:>20} {label:<36}"
+                        f" {entry['columnar']['events_per_s']:>12,.0f} ev/s"
+                        f" overflowed {overflowed}/{len(result)}"
                     )
                     out.append(entry)
             stream._events = None
@@ -585,14 +558,14 @@ def run(ctx: Context) -> dict[str, Any]:
                      [f"#{i + 1}" for i in range(len(labels))], [], y_label="events per second")
         fig.extra["run"] = labels
         fig.notes += [f"#{i + 1}: {label}" for i, label in enumerate(labels)]
-        for key in KERNEL_VARIANTS:
+        for key in ("columnar",):
             fig.series[key] = [round(t[key]["events_per_s"]) for t in through]
         figures.append(fig)
     strategies = {n: {"label": label, "kind": "engine", "status": OK,
                       "note": f"trendlake.engine.evaluate_partials(strategy={n!r}) on an Arrow table"}
                   for n, label in zip(STRATEGIES, ("two-step", "GRETA", "COGRA"), strict=True)}
     strategies |= {k: {"label": f"COGRA's kernel ({k})", "kind": "kernel", "status": OK}
-                   for k in KERNEL_VARIANTS if through}
+                   for k in ("columnar",) if through}
     report = {"series": series, "throughput": through}
     return make_record(
         ctx, title=TITLE, paper="DESIGN §7: the engine against the two-step reference",

@@ -20,11 +20,11 @@ What numpy evaluates, and why it is exact there:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from trendlake.engine.columns import clean
-from trendlake.engine.query import CompiledQuery
 
 __all__ = ["NEXT", "NoVector", "column", "local_mask", "vec_predicate", "vec_value"]
 
@@ -65,19 +65,22 @@ def _is_float(values: Any) -> bool:
 
 
 def local_mask(
-    query: CompiledQuery,
-    var: str,
+    local: Callable[[dict[str, Any]], bool] | None,
+    exprs: Sequence[dict[str, Any]] | None,
+    required: Sequence[str],
     type_mask: np.ndarray,
     attrs: dict[str, Any],
-    spec: dict[str, Any] | None,
     cache: dict[str, tuple[np.ndarray, Any]],
 ) -> np.ndarray:
-    local = query.variables[var].local
+    """Which rows of ``type_mask`` (the rows of a variable's type) pass the variable's
+    local predicates: ``local``, their compiled callable (None: no predicate), ``exprs``,
+    the same as plan expressions (``local_predicates``; None: not at hand) over the
+    ``required`` attributes (``required_attributes``: each must be present). With numpy
+    where it is exact (``exprs`` given), else row by row with ``local``. ``attrs``: the
+    columns; ``cache``: numeric columns shared by the predicates (``column``)."""
     if local is None:
         return type_mask
-    if spec is not None:
-        exprs = spec.get("local_predicates", {}).get(var, [])
-        required = spec.get("required_attributes", {}).get(var, [])
+    if exprs is not None:
         try:
             mask = type_mask.copy()
             for name in required:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from trendlake.engine.aggregates import exact_sum
 from trendlake.engine.columns import Event
+from trendlake.engine.numbers import exact_sum
 from trendlake.engine.query import ANY, CONTIGUOUS, CompiledQuery, Transition
 from trendlake.engine.results import WindowResult
 

@@ -12,7 +12,7 @@ predecessor and snapshot.
 Exactness: ``M``, ``C`` and integer sums are int64 while a bound on every
 reduction (computed in Python integers, ``magnitude``) stays below 2**62, then
 Python integers (object arrays); float sums are exact ``FSum`` values in object
-arrays (``engine.aggregates.FSum``), so they equal a single query's sums
+arrays (``engine.numbers.FSum``), so they equal a single query's sums
 exactly whatever the order of additions. Saturation (not in exact mode):
 a count past ``CAP`` is kept at ``CAP + 1`` and the sums it carries become
 NaN, as in GRETA.
@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import CAP, NAN, scale, scale_exact
+from trendlake.engine.numbers import CAP, NAN, scale, scale_exact
 
 __all__ = ["Coefficients", "column_dtype", "magnitude"]
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import NAN
 from trendlake.engine.layout import Layout
+from trendlake.engine.numbers import NAN
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 

@@ -57,10 +57,11 @@ from itertools import islice
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import Aggs, Algebra, merge_aggs, results_of, scale
+from trendlake.engine.aggregates import Aggs, Algebra, merge_aggs, results_of
 from trendlake.engine.columns import Event
 from trendlake.engine.expr.vector import NEXT, NoVector, vec_predicate
 from trendlake.engine.negation import Negations, max_bound
+from trendlake.engine.numbers import scale
 from trendlake.engine.query import ANY, CompiledQuery, has_cycle
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared.kleene.coefficients import Coefficients, column_dtype, magnitude

@@ -49,7 +49,8 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 import numpy as np
-from trendlake.engine.aggregates import (
+from trendlake.engine.layout import Layout
+from trendlake.engine.numbers import (
     CAP,
     NAN,
     FSum,
@@ -62,7 +63,6 @@ from trendlake.engine.aggregates import (
     sat,
     sum_sat,
 )
-from trendlake.engine.layout import Layout
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared.kleene import compiled, graph

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from trendlake.engine.aggregates import max_present, min_present
+from trendlake.engine.numbers import max_present, min_present
 
 __all__ = ["ONE", "Rec", "add", "compose", "extend", "total"]
 

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import BIG, CAP, exact_sum, norm, sat, sum_sat
 from trendlake.engine.layout import Layout
+from trendlake.engine.numbers import BIG, CAP, exact_sum, norm, sat, sum_sat
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared.base import GroupInput

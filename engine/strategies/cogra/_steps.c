@@ -1,6 +1,6 @@
 /* COGRA's type-grained kernel for count states, compiled (docs/engine.md, "COGRA").
  *
- * The same computation as kernel.py's run_kernel followed by the generated Python step
+ * The same computation as kernel.py's Kernel.run followed by the generated Python step
  * code, for the queries whose window state holds only counts (COUNT(*) and COUNT(E), no
  * SUM / MIN / MAX, not exact mode) and whose events each match one variable: events are
  * grouped by time stamp, a time stamp's events are applied one variable at a time (a

@@ -1,12 +1,20 @@
-"""COGRA's kernel driver: bursts collapsed into steps, panes, open windows per pane."""
+"""COGRA's type-grained kernel driver: bursts collapsed into steps, panes, open windows per pane.
+
+A partition's relevant events (``prepare.Prepared``) become steps (:class:`Steps`:
+bursts of one variable, simultaneous steps, group steps), the steps of a pane run
+once for all the windows open in it (:class:`Panes`), and each window keeps one
+state of the layout's generated step code (``engine.layout``). :class:`Kernel` is
+one run; ``run_compiled`` the same over states of counts only in C (``_steps.c``).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from trendlake.engine.aggregates import NAN, FSum, exact_sum
 from trendlake.engine.layout import LIMIT, Layout, frozen
+from trendlake.engine.numbers import NAN, FSum, exact_sum
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.prepare import Prepared
@@ -18,189 +26,258 @@ except ImportError:  # pragma: no cover - exercised by installs without a compil
     _steps = None
 
 CHUNK = 2048  # steps between checks whether a window's state saturated completely
-# skip the rest of a window whose state saturated completely (benchmarks switch it off)
-SKIP_SATURATED = True
 # run count states on the compiled kernel when it is built (tests and benchmarks switch it off)
 COMPILED = True
 _ALL_ONES = (1 << 64) - 1
 
 
-def run_kernel(
-    query: CompiledQuery, layout: Layout, prep: Prepared, kid: np.ndarray | None = None
-) -> dict[Any, WindowResult]:
-    """Results per window index of one partition; with ``kid`` (a non-decreasing
-    partition id per event) of many partitions at once, keyed ``(kid, window index)``:
-    no time-stamp group, step or pane spans two partitions, and every open window
-    closes where the next partition starts."""
-    ts, code, cols = prep.ts, prep.code, prep.cols
-    n = len(ts)
-    if n == 0:
-        return {}
-    within, slide = query.within, query.slide
-    if kid is None and compiled_for(layout) and not prep.multi:
-        masks = [code == i for i in range(len(layout.vars))]
-        got = run_compiled(query, layout, ts, masks, None, None)
-        if got is not None:
-            return got
-    nv = len(layout.vars)
-    # time-stamp groups
-    newg = np.ones(n, dtype=bool)
-    newg[1:] = ts[1:] != ts[:-1]
-    if kid is not None:
-        newg[1:] |= kid[1:] != kid[:-1]
-    sim = None
-    if layout.rank is not None and not prep.multi and int(np.count_nonzero(newg)) < n:
-        # Simultaneous events without aliases: within a time stamp, order the events by
-        # variable (a variable before its predecessors), so that applying one step per
-        # variable, each reading the state its predecessors had before the time stamp, is
-        # exactly the time stamp's effect; k events of one Kleene variable become one
-        # "simultaneous" step (code nv + i). No event leaves the generated kernel.
-        code, cols, newg, sim = _simultaneous_steps(layout, code, cols, newg, nv)
-    gstart = np.flatnonzero(newg)
-    ng = len(gstart)
-    gcode = code[gstart]
-    if sim is not None:
-        gsize = np.diff(np.append(gstart, n))
-        simultaneous = (gsize > 1) & np.asarray(layout.selfloop, dtype=bool)[gcode]
-        gcode = np.where(simultaneous, gcode + nv, gcode)
-        impure = np.zeros(ng, dtype=bool)
-    elif ng < n:
-        gid = np.cumsum(newg) - 1
-        impure = np.zeros(ng, dtype=bool)
-        diff = code != gcode[gid]
-        if diff.any():
-            impure[gid[diff]] = True
-        gsize = np.diff(np.append(gstart, n))
-    else:
-        impure = np.zeros(ng, dtype=bool)
-        gsize = np.ones(ng, dtype=np.int64)
-    selfloop = np.asarray(layout.selfloop + [False], dtype=bool)  # index -1 -> False
-    if sim is not None:
-        special = np.zeros(ng, dtype=bool)
-    else:
-        special = impure | (gcode < 0) | ((gsize > 1) & selfloop[gcode])
-    gseg = panes(ts[gstart], within, slide)
-    gkid = kid[gstart] if kid is not None else None
-    brk = np.ones(ng, dtype=bool)
-    if ng > 1:
-        brk[1:] = special[1:] | special[:-1] | (gcode[1:] != gcode[:-1]) | (gseg[1:] != gseg[:-1])
-        if sim is not None:  # a simultaneous step never merges with the next time stamp's
-            brk[1:] |= gcode[:-1] >= nv
-        if gkid is not None:
-            brk[1:] |= gkid[1:] != gkid[:-1]
-    sstart = np.flatnonzero(brk)
-    if len(sstart) < ng:  # cut bursts longer than LIMIT
-        sid = np.cumsum(brk) - 1
-        pos = np.arange(ng) - sstart[sid]
-        brk |= pos % LIMIT == 0
+@dataclass
+class Steps:
+    """A partition's events cut into kernel steps: a burst (a run of time stamps, one
+    event each, of one variable in one pane, at most ``LIMIT`` long), a simultaneous step
+    (k events of one Kleene variable at one time stamp), or a group step (a time stamp
+    whose events the generated code evaluates one by one from the state before it)."""
+
+    lo: np.ndarray  # first event of each step
+    hi: np.ndarray  # its end (the next step's first event)
+    code: np.ndarray  # variable index; nv + i for a simultaneous step of i; -1 for a group step
+    special: np.ndarray  # group step
+    size: np.ndarray  # events of a burst or simultaneous step; the group's index for a group step
+    pane: np.ndarray  # the pane (``timeline.panes``) of each step
+    kid: np.ndarray | None  # the partition of each step (keyed runs)
+
+
+@dataclass
+class Panes:
+    """Runs of steps in one pane: steps ``lo[i]:hi[i]`` at time ``ts[i]`` (the first
+    event's), of partition ``kid[i]``, ``start[i]`` when one of them may start a trend;
+    ``visit``: the panes some open window still needs."""
+
+    lo: list[int]
+    hi: list[int]
+    ts: list[int]
+    kid: list[int] | None
+    start: list[bool]
+    visit: list[int]
+
+
+class Kernel:
+    """One run of the type-grained kernel (the generated step code of ``engine.layout``)
+    over the prepared events of one partition; with ``kid`` (a non-decreasing partition
+    id per event) of many partitions at once, keyed ``(kid, window index)``: no
+    time-stamp group, step or pane spans two partitions, and every open window closes
+    where the next partition starts."""
+
+    def __init__(self, query: CompiledQuery, layout: Layout, prep: Prepared, kid: np.ndarray | None = None) -> None:
+        self.query = query
+        self.layout = layout
+        self.prep = prep
+        self.kid = kid
+        self.nv = len(layout.vars)
+        self.code = prep.code  # reordered within time stamps by ``simultaneous``
+        self.cols = prep.cols
+
+    def run(self) -> dict[Any, WindowResult]:
+        """Results per window index (per ``(kid, window index)`` with ``kid``)."""
+        query, layout, prep = self.query, self.layout, self.prep
+        if len(prep.ts) == 0:
+            return {}
+        if self.kid is None and compiled_for(layout) and not prep.multi:
+            masks = [prep.code == i for i in range(self.nv)]
+            got = run_compiled(query, layout, prep.ts, masks, None, None)
+            if got is not None:
+                return got
+        steps = self.steps()
+        groups = self.group_steps(steps)  # numbers the group steps in ``steps.size``
+        rows, kernel = layout.instantiate(steps.code.tolist(), steps.size.tolist(), self.statistics(steps), groups)
+        return self.windows(self.panes(steps), rows, kernel)
+
+    def time_stamp_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """The groups of events of one time stamp (and partition): their first events,
+        their step codes, whether each is a group step, and whether simultaneous events
+        were ordered into steps of one variable each."""
+        ts, kid, layout, nv = self.prep.ts, self.kid, self.layout, self.nv
+        n = len(ts)
+        newg = np.ones(n, dtype=bool)
+        newg[1:] = ts[1:] != ts[:-1]
+        if kid is not None:
+            newg[1:] |= kid[1:] != kid[:-1]
+        if layout.rank is not None and not self.prep.multi and int(np.count_nonzero(newg)) < n:
+            # Simultaneous events without aliases: within a time stamp, order the events by
+            # variable (a variable before its predecessors), so that applying one step per
+            # variable, each reading the state its predecessors had before the time stamp, is
+            # exactly the time stamp's effect; k events of one Kleene variable become one
+            # "simultaneous" step (code nv + i). No event leaves the generated kernel.
+            self.code, self.cols, newg = _simultaneous_steps(layout, self.code, self.cols, newg, nv)
+            gstart = np.flatnonzero(newg)
+            gcode = self.code[gstart]
+            gsize = np.diff(np.append(gstart, n))
+            simultaneous = (gsize > 1) & np.asarray(layout.selfloop, dtype=bool)[gcode]
+            return gstart, np.where(simultaneous, gcode + nv, gcode), np.zeros(len(gstart), dtype=bool), True
+        gstart = np.flatnonzero(newg)
+        ng = len(gstart)
+        gcode = self.code[gstart]
+        impure = np.zeros(ng, dtype=bool)  # a group of events of several variables
+        if ng < n:
+            gid = np.cumsum(newg) - 1
+            diff = self.code != gcode[gid]
+            if diff.any():
+                impure[gid[diff]] = True
+            gsize = np.diff(np.append(gstart, n))
+        else:
+            gsize = np.ones(ng, dtype=np.int64)
+        selfloop = np.asarray(layout.selfloop + [False], dtype=bool)  # index -1 -> False
+        return gstart, gcode, impure | (gcode < 0) | ((gsize > 1) & selfloop[gcode]), False
+
+    def steps(self) -> Steps:
+        """Time-stamp groups merged into bursts: consecutive groups of one variable in one
+        pane (and partition), none special, cut every ``LIMIT`` groups."""
+        ts, n, nv = self.prep.ts, len(self.prep.ts), self.nv
+        gstart, gcode, special, simultaneous = self.time_stamp_groups()
+        ng = len(gstart)
+        gseg = panes(ts[gstart], self.query.within, self.query.slide)
+        gkid = self.kid[gstart] if self.kid is not None else None
+        brk = np.ones(ng, dtype=bool)
+        if ng > 1:
+            brk[1:] = special[1:] | special[:-1] | (gcode[1:] != gcode[:-1]) | (gseg[1:] != gseg[:-1])
+            if simultaneous:  # a simultaneous step never merges with the next time stamp's
+                brk[1:] |= gcode[:-1] >= nv
+            if gkid is not None:
+                brk[1:] |= gkid[1:] != gkid[:-1]
         sstart = np.flatnonzero(brk)
-    ev_lo = gstart[sstart]
-    ev_hi = np.append(ev_lo[1:], n)
-    scode = gcode[sstart].copy()
-    sspecial = special[sstart]
-    scode[sspecial] = -1
-    kk = (ev_hi - ev_lo).astype(np.int64)
-    nsteps = len(scode)
-    # group steps: (variable, attribute values) per vertex, evaluated from the state before
-    groups: list[Any] = []
-    if sspecial.any():
-        attrs = layout.attrs
-        for s in np.flatnonzero(sspecial).tolist():
+        if len(sstart) < ng:  # cut bursts longer than LIMIT
+            sid = np.cumsum(brk) - 1
+            pos = np.arange(ng) - sstart[sid]
+            brk |= pos % LIMIT == 0
+            sstart = np.flatnonzero(brk)
+        ev_lo = gstart[sstart]
+        ev_hi = np.append(ev_lo[1:], n)
+        scode = gcode[sstart].copy()
+        sspecial = special[sstart]
+        scode[sspecial] = -1
+        size = (ev_hi - ev_lo).astype(np.int64)
+        skid = gkid[sstart] if gkid is not None else None
+        return Steps(ev_lo, ev_hi, scode, sspecial, size, gseg[sstart], skid)
+
+    def group_steps(self, steps: Steps) -> list[Any]:
+        """Per group step, its vertices: (variable, attribute values) per event and variable
+        it matches, evaluated from the state before the group; the step's ``size`` becomes
+        its index here."""
+        groups: list[Any] = []
+        if not steps.special.any():
+            return groups
+        attrs, code, cols, multi = self.layout.attrs, self.code, self.cols, self.prep.multi
+        for s in np.flatnonzero(steps.special).tolist():
             infos = []
-            for e in range(int(ev_lo[s]), int(ev_hi[s])):
+            for e in range(int(steps.lo[s]), int(steps.hi[s])):
                 c = int(code[e])
-                vs = prep.multi[e] if c < 0 else [c]
+                vs = multi[e] if c < 0 else [c]
                 values = {a: _item(cols[a][e]) for a in attrs}
                 infos.extend((v, values) for v in vs)
-            kk[s] = len(groups)
+            steps.size[s] = len(groups)
             groups.append(infos)
-    # per-step attribute statistics of the events (for a variable's own sums / min / max)
-    code_list = scode.tolist()
-    per_attr = {}
-    for a_index, a in enumerate(layout.attrs):
-        kinds = {kind for kind, i in layout.stat_cols if i == a_index}
-        owners = {i for i in range(nv) if a in layout.own[i]}
-        owners |= {nv + i for i in owners}
-        per_attr[a_index] = _step_stats(
-            cols[a], ev_lo, ev_hi, code_list, owners, kinds, nsteps
+        return groups
+
+    def statistics(self, steps: Steps) -> list[list[Any]]:
+        """Per statistic column of the layout (``layout.stat_cols``): per step the sum,
+        minimum or maximum of an attribute over the step's events (for a variable's own
+        sums, minima, maxima)."""
+        layout, nv = self.layout, self.nv
+        code_list = steps.code.tolist()
+        per_attr = {}
+        for a_index, a in enumerate(layout.attrs):
+            kinds = {kind for kind, i in layout.stat_cols if i == a_index}
+            owners = {i for i in range(nv) if a in layout.own[i]}
+            owners |= {nv + i for i in owners}
+            per_attr[a_index] = _step_stats(
+                self.cols[a], steps.lo, steps.hi, code_list, owners, kinds, len(code_list)
+            )
+        return [per_attr[a][kind] for kind, a in layout.stat_cols]
+
+    def panes(self, steps: Steps) -> Panes:
+        """The runs of steps in one pane, and which of them an open window needs: a pane
+        with no step of a START variable (group steps may hold one) leaves an all-zero
+        window state all-zero, so windows open at the first such pane, and the panes after
+        every window an earlier START pane (same partition) opened closed are skipped."""
+        query, layout = self.query, self.layout
+        newseg = steps.pane[1:] != steps.pane[:-1]
+        if steps.kid is not None:
+            newseg |= steps.kid[1:] != steps.kid[:-1]
+        cut = np.flatnonzero(newseg) + 1
+        seg_lo = np.concatenate(([0], cut)).tolist()
+        seg_hi = np.concatenate((cut, [len(steps.code)])).tolist()
+        seg_ts = self.prep.ts[steps.lo[seg_lo]]
+        seg_kid = steps.kid[seg_lo] if steps.kid is not None else None
+        # index nv + i (simultaneous step of variable i) -> start of i; -1 (group step) -> True
+        starts = np.asarray(layout.start + layout.start + [True], dtype=bool)
+        seg_start = np.logical_or.reduceat(starts[steps.code], seg_lo)
+        last = np.maximum.accumulate(np.where(seg_start, np.arange(len(seg_lo)), -1))
+        since = np.maximum(last, 0)
+        alive = (last >= 0) & ((seg_ts[since] // query.slide) * query.slide + query.within > seg_ts)
+        if seg_kid is not None:
+            alive &= seg_kid[since] == seg_kid
+        return Panes(
+            seg_lo,
+            seg_hi,
+            seg_ts.tolist(),
+            seg_kid.tolist() if seg_kid is not None else None,
+            seg_start.tolist(),
+            np.flatnonzero(alive).tolist(),
         )
-    stats = [per_attr[a][kind] for kind, a in layout.stat_cols]
-    kk_list = kk.tolist()
-    rows, kernel = layout.instantiate(code_list, kk_list, stats, groups)
-    # panes: runs of steps in the same segment
-    sseg = gseg[sstart]
-    newseg = sseg[1:] != sseg[:-1]
-    if gkid is not None:
-        newseg |= gkid[sstart[1:]] != gkid[sstart[:-1]]
-    cut = np.flatnonzero(newseg) + 1
-    seg_lo = np.concatenate(([0], cut)).tolist()
-    seg_hi = np.concatenate((cut, [nsteps])).tolist()
-    seg_ts_arr = ts[ev_lo[seg_lo]]
-    seg_kid_arr = gkid[sstart[seg_lo]] if gkid is not None else None
-    # a pane with no step of a START variable (group steps may hold one) leaves an all-zero
-    # window state all-zero: windows open at the first such pane and zero states are skipped
-    # index nv + i (simultaneous step of variable i) -> start of i; -1 (group step) -> True
-    starts = np.asarray(layout.start + layout.start + [True], dtype=bool)
-    seg_start_arr = np.logical_or.reduceat(starts[scode], seg_lo)
-    # panes after every window opened by an earlier START pane (same partition) closed: skipped
-    last = np.maximum.accumulate(np.where(seg_start_arr, np.arange(len(seg_lo)), -1))
-    since = np.maximum(last, 0)
-    alive = (last >= 0) & ((seg_ts_arr[since] // slide) * slide + within > seg_ts_arr)
-    if seg_kid_arr is not None:
-        alive &= seg_kid_arr[since] == seg_kid_arr
-    visit = np.flatnonzero(alive).tolist()
-    seg_ts = seg_ts_arr.tolist()
-    seg_kid = seg_kid_arr.tolist() if seg_kid_arr is not None else None
-    seg_start = seg_start_arr.tolist()
-    zero = layout.zero
-    frozen_ok = layout.frozen_ok and SKIP_SATURATED
-    result = layout.result
-    states: dict[int, tuple] = {}  # open windows, in increasing order
-    out: dict[Any, WindowResult] = {}
-    part: Any = None  # the partition of the open windows (keyed runs)
 
-    def close(k: int) -> None:
-        st = states.pop(k)
-        if st is zero:
-            return
-        r = result(st)
-        if r is not None:
-            out[k if seg_kid is None else (part, k)] = r
+    def windows(self, p: Panes, rows: Any, kernel: Any) -> dict[Any, WindowResult]:
+        """The pane loop: open windows (each a state of the layout) take the steps of every
+        pane they cover, shared by all of them; a window closes when its last pane passed
+        (or its partition ended). A window whose state saturated completely (``frozen``)
+        skips its remaining steps, checked every ``CHUNK`` steps."""
+        within, slide = self.query.within, self.query.slide
+        zero, result, frozen_ok = self.layout.zero, self.layout.result, self.layout.frozen_ok
+        states: dict[int, tuple] = {}  # open windows, in increasing order
+        out: dict[Any, WindowResult] = {}
+        part: Any = None  # the partition of the open windows (keyed runs)
 
-    for i in visit:
-        lo, hi, t = seg_lo[i], seg_hi[i], seg_ts[i]
-        if seg_kid is not None and seg_kid[i] != part:
-            for k in list(states):
+        def close(k: int) -> None:
+            st = states.pop(k)
+            if st is zero:
+                return
+            r = result(st)
+            if r is not None:
+                out[k if p.kid is None else (part, k)] = r
+
+        for i in p.visit:
+            lo, hi, t = p.lo[i], p.hi[i], p.ts[i]
+            if p.kid is not None and p.kid[i] != part:
+                for k in list(states):
+                    close(k)
+                part = p.kid[i]
+            windows = window_range(t, within, slide)
+            kmin = windows.start
+            while states:
+                k = next(iter(states))
+                if k >= kmin:
+                    break
                 close(k)
-            part = seg_kid[i]
-        windows = window_range(t, within, slide)
-        kmin = windows.start
-        while states:
-            k = next(iter(states))
-            if k >= kmin:
-                break
+            if p.start[i]:
+                for k in windows:
+                    if k not in states:
+                        states[k] = zero
+            step = CHUNK if frozen_ok else hi - lo
+            for c in range(lo, hi, step):
+                live = [
+                    k
+                    for k, st in states.items()
+                    if (st is not zero or p.start[i]) and not (frozen_ok and frozen(st))
+                ]
+                if not live:
+                    break
+                block = rows(c, min(hi, c + step))
+                if len(live) > 1:
+                    block = list(block)  # the pane's steps, shared by its open windows
+                for k in live:
+                    states[k] = kernel(states[k], block)
+        for k in list(states):
             close(k)
-        if seg_start[i]:
-            for k in windows:
-                if k not in states:
-                    states[k] = zero
-        step = CHUNK if frozen_ok else hi - lo
-        for c in range(lo, hi, step):
-            live = [
-                k
-                for k, st in states.items()
-                if (st is not zero or seg_start[i]) and not (frozen_ok and frozen(st))
-            ]
-            if not live:
-                break
-            block = rows(c, min(hi, c + step))
-            if len(live) > 1:
-                block = list(block)  # the pane's steps, shared by its open windows
-            for k in live:
-                states[k] = kernel(states[k], block)
-    for k in list(states):
-        close(k)
-    return out
+        return out
 
 
 def compiled_for(layout: Layout) -> bool:
@@ -277,7 +354,7 @@ def run_compiled(
 
 def _simultaneous_steps(
     layout: Layout, code: np.ndarray, cols: dict[str, Any], newg: np.ndarray, nv: int
-) -> tuple[np.ndarray, dict[str, Any], np.ndarray, bool]:
+) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
     """Events of each time-stamp group ordered by ``layout.rank`` of their variable, and
     the group starts refined to runs of one variable."""
     key = (np.cumsum(newg) - 1) * nv + np.asarray(layout.rank, dtype=np.int64)[code]
@@ -290,7 +367,7 @@ def _simultaneous_steps(
         }
     runs = newg.copy()
     runs[1:] |= code[1:] != code[:-1]
-    return code, cols, runs, True
+    return code, cols, runs
 
 
 def _item(value: Any) -> Any:

@@ -6,8 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
-from trendlake.engine.columns import Event, Types, clean
-from trendlake.engine.expr.vector import local_mask
+from trendlake.engine.columns import Event, clean
 from trendlake.engine.layout import Layout
 from trendlake.engine.query import CompiledQuery
 
@@ -79,28 +78,6 @@ def numeric_column(values: list[Any]) -> Any:
     elif present and all(type(v) is float for v in present):
         return np.asarray([math.nan if v is None else v for v in values], dtype=np.float64)
     return values
-
-
-def prepare_columns(
-    query: CompiledQuery,
-    layout: Layout,
-    types: Types,
-    ts: np.ndarray,
-    attrs: dict[str, Any],
-    spec: dict[str, Any] | None,
-) -> Prepared:
-    nv = len(layout.vars)
-    masks = []
-    type_masks: dict[str, np.ndarray] = {}
-    cache: dict[str, tuple[np.ndarray, Any]] = {}  # numeric columns shared by the predicates
-    for v in layout.vars:
-        var = query.variables[v]
-        tm = type_masks.get(var.type)
-        if tm is None:
-            tm = type_masks[var.type] = types.mask(var.type)
-        masks.append(local_mask(query, v, tm, attrs, spec, cache))
-    keep = masks[0] if nv == 1 else np.logical_or.reduce(masks)
-    return prepared_from_masks(query, layout, masks, np.flatnonzero(keep), ts, attrs)
 
 
 def prepared_from_masks(

@@ -27,3 +27,22 @@ def same_rows(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> bool:
         a.keys() == b.keys() and all(is_equal(a[k], b[k]) or (a[k] != a[k] and b[k] != b[k]) for k in a)
         for a, b in zip(got, want, strict=True)
     )
+
+
+def window_results(
+    spec: dict[str, Any], types: Any, ts: Any, attrs: dict[str, Any] | None = None, strategy: str = "cogra"
+) -> dict[int, Any]:
+    """Per window index, the ``WindowResult`` of one ungrouped hand-written query (``spec``,
+    ``handplans.query_spec``) over one partition given as columns (``types``: type names,
+    ``ts``: µs integers, in any order; ``attrs``: name -> values, None or NaN missing),
+    through ``engine.evaluate_partials``."""
+    import numpy as np
+    import pyarrow as pa
+
+    from tests.unit.engine.handplans import plan_of
+
+    columns = {"type": pa.array([str(t) for t in types]), "ts": pa.array(np.asarray(ts, dtype=np.int64))}
+    for name, values in (attrs or {}).items():
+        columns[name] = pa.array(list(values) if not isinstance(values, np.ndarray) else values)
+    partials = engine.evaluate_partials(plan_of(spec), pa.table(columns), strategy=strategy)
+    return {k: r for (_, k), r in partials[spec["name"]].items()}

@@ -1,5 +1,7 @@
 """The engine's module structure: no import cycles inside ``engine/``, no module importing
-another module's private (``_name``) names, and no pipeline or compiler imports.
+another module's private (``_name``) names, no pipeline or compiler imports, building
+blocks and shared executors that import no strategy, strategies that import no other
+strategy, and no function longer than a screen (``MAX_LINES``).
 
 Every ``.py`` file under ``engine/`` is parsed (nothing is imported); every
 import statement counts, also those inside functions. ``import a.b`` and
@@ -167,8 +169,8 @@ def test_engine_never_imports_the_pipeline_or_the_compiler(forbidden: str) -> No
 
 def test_building_blocks_import_no_strategy_or_executor() -> None:
     blocks = ("aggregates", "columns", "negation", "timeline", "vertices", "expr", "query",
-              "results", "plan", "errors", "layout")
-    upper = (f"{PACKAGE}.strategies", f"{PACKAGE}.executor", f"{PACKAGE}.table")
+              "results", "plan", "errors", "layout", "numbers", "semantics", "timestamps")
+    upper = (f"{PACKAGE}.strategies", f"{PACKAGE}.executor")
     for name, imp in ENGINE_IMPORTS.items():
         rest = name[len(PACKAGE) + 1:]
         if rest.split(".")[0] not in blocks:
@@ -178,12 +180,63 @@ def test_building_blocks_import_no_strategy_or_executor() -> None:
 
 
 def test_shared_executors_import_building_blocks_never_a_strategy() -> None:
-    upper = (f"{PACKAGE}.strategies", f"{PACKAGE}.executor", f"{PACKAGE}.table")
+    upper = (f"{PACKAGE}.strategies", f"{PACKAGE}.executor")
     shared = [name for name in ENGINE_IMPORTS if name.startswith(f"{PACKAGE}.shared")]
     assert f"{PACKAGE}.shared.kleene.typed" in shared
     for name in shared:
         bad = sorted(t for t in ENGINE_IMPORTS[name].targets if any(t == u or t.startswith(u + ".") for u in upper))
         assert not bad, f"{name} imports {bad}"
+
+
+def imports_between_strategies(found: dict[str, Imports], package: str) -> list[str]:
+    """``X imports Y`` for every module of strategy X (``<package>.strategies.X``, a module
+    or a package) importing another strategy or the registry (``<package>.strategies``)."""
+    registry = f"{package}.strategies"
+    out = []
+    for name, imp in sorted(found.items()):
+        if not name.startswith(registry + "."):
+            continue
+        own = ".".join(name.split(".")[: len(registry.split(".")) + 1])
+        for target in sorted(imp.targets):
+            if target == registry or (target.startswith(registry + ".")
+                                      and not (target == own or target.startswith(own + "."))):
+                out.append(f"{name} imports {target}")
+    return out
+
+
+def test_no_strategy_imports_another() -> None:
+    assert f"{PACKAGE}.strategies.cogra.kernel" in ENGINE_IMPORTS
+    assert not imports_between_strategies(ENGINE_IMPORTS, PACKAGE)
+
+
+# functions longer than a screen: none in the engine
+MAX_LINES = 80
+
+
+def long_functions(root: Path, limit: int = MAX_LINES) -> dict[str, int]:
+    """``path:qualified.name`` -> lines (its ``def`` line to its last) of every function
+    or method under ``root`` longer than ``limit`` lines, nested ones included."""
+    out: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    lines = (child.end_lineno or child.lineno) - child.lineno + 1
+                    if lines > limit:
+                        out[f"{where}:{name}"] = lines
+                visit(child, name + ".", where)
+            else:
+                visit(child, prefix, where)
+
+    for path in sorted(root.rglob("*.py")):
+        visit(ast.parse(path.read_text(), filename=str(path)), "", path.relative_to(root).as_posix())
+    return out
+
+
+def test_no_function_in_the_engine_is_longer_than_a_screen() -> None:
+    assert long_functions(ENGINE) == {}
 
 
 REPO = ENGINE.parent
@@ -258,3 +311,32 @@ def test_private_imports_are_found(tmp_path: Path) -> None:
     assert found["pkg.c"].private == ["pkg.a._hidden"]
     assert found["pkg.d"].private == ["from pkg.a import _hidden"]
     assert found["pkg.e"].private == []
+
+
+def test_imports_between_strategies_are_found(tmp_path: Path) -> None:
+    root = write(tmp_path / "pkg", {
+        "__init__.py": "",
+        "block.py": "",
+        "strategies/__init__.py": "from pkg.strategies import a, b\n",
+        "strategies/a.py": "from pkg import block\n",
+        "strategies/b/__init__.py": "from pkg.strategies.b.inner import x\n",
+        "strategies/b/inner.py": "def f():\n    from pkg.strategies.a import y\n",
+        "strategies/c.py": "from pkg.strategies import b\n",
+        "strategies/d.py": "import pkg.strategies\n",
+    })
+    assert imports_between_strategies(analyse(root, "pkg"), "pkg") == [
+        "pkg.strategies.b.inner imports pkg.strategies.a",
+        "pkg.strategies.c imports pkg.strategies.b",
+        "pkg.strategies.d imports pkg.strategies",
+    ]
+
+
+def test_long_functions_are_found(tmp_path: Path) -> None:
+    def body(n: int, indent: int) -> str:
+        return "".join(f"{' ' * indent}x{i} = {i}\n" for i in range(n))
+
+    root = write(tmp_path / "pkg", {
+        "a.py": f"def short():\n{body(5, 4)}\n\nclass C:\n    def long(self):\n{body(8, 8)}",
+        "sub/b.py": f"def outer():\n    def inner():\n{body(8, 8)}    return inner\n",
+    })
+    assert long_functions(root, limit=6) == {"a.py:C.long": 9, "sub/b.py:outer": 11, "sub/b.py:outer.inner": 9}

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trendlake.engine.aggregates import FAR_BITS, Far, from_state, to_state
-from trendlake.engine.results import CAP, WindowResult
+from trendlake.engine.numbers import CAP, FAR_BITS, Far
+from trendlake.engine.results import WindowResult, from_state, to_state
 from trendlake.jobs import replay
 from trendlake.jobs.cli import main
 

@@ -3,10 +3,10 @@
 Every evaluation goes through the engine's one entry (``run_engine`` of
 ``tests/unit/engine/engine_adapter.py``: ``engine.evaluate`` with a named
 strategy, so partitioning, pruning and COGRA's kernel over all partitions are
-what is tested) except where COGRA's own public entry points are the subject:
-``run_columns`` / ``run_table`` (one partition as columns, vectorized local
-predicates) and the per-partition ``run`` of the registry for the small-partition
-interpreter, which the entry never takes for type-grained queries.
+what is tested; ``engine_adapter.window_results`` gives one partition's
+per-window states through the same entry) except for the per-partition ``run``
+of the registry and its small-partition interpreter, which the entry never takes
+for type-grained queries.
 
 Differential tests compare COGRA with the two-step reference on random queries
 of every granularity: the engine-level random queries of ``test_greta.py``
@@ -24,7 +24,6 @@ Long run: ``HYPOTHESIS_PROFILE=thorough pytest tests/unit/engine/test_cogra.py``
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -40,7 +39,7 @@ from trendlake.engine.results import finalize, is_equal
 from trendlake.engine.strategies import cogra, greta, reference
 
 from tests.randomized import event_rows, once, queries
-from tests.unit.engine.engine_adapter import run_engine
+from tests.unit.engine.engine_adapter import run_engine, window_results
 from tests.unit.engine.handplans import SECOND, fig_2_3_query, plan_of, query_spec
 from tests.unit.engine.test_greta import (
     FIG_2_3,
@@ -100,7 +99,7 @@ def cogra_rows(plan: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[st
         event("cogra: refused an event-grained query")
         return None
     assert not event_grained(query), "COGRA evaluated an event-grained query"
-    event(f"cogra: {cogra.granularity_of(query)}")
+    event(f"cogra: {cogra.granularity_of(query)}" + ("" if cogra.columnar(query) else ", interpreter"))
     return got
 
 
@@ -137,7 +136,7 @@ def finalized(query: CompiledQuery, results: dict) -> dict[int, dict[str, Any]]:
 
 
 def assert_results_equal(query: CompiledQuery, got: dict, want: dict, context: Any = None) -> None:
-    """Per-window results of COGRA's own entry points (``run_columns``, ``run``)."""
+    """Per-window results (``window_results``, the registry's ``run``)."""
     g, w = finalized(query, got), finalized(query, want)
     assert sorted(g) == sorted(w), (g, w, context)
     for k in w:
@@ -161,13 +160,10 @@ def test_fig_2_4_aggregates_columnar() -> None:
     types = np.array(["A", "B", "A", "A", "B"])
     ts = np.array([1, 2, 3, 4, 7]) * SECOND
     attr = np.array([5, np.nan, 6, 4, np.nan])
-    got = cogra.run_columns(query, types, ts, {"attr": attr}, spec=spec)
+    got = window_results(spec, types, ts, {"attr": attr})
     assert only(finalized(query, got)) == FIG_2_4_WANT
-    # integer codes, an int column with None, and no spec (row-wise local predicates)
-    codes = np.array([0, 1, 0, 0, 1])
-    got = cogra.run_columns(
-        query, codes, ts, {"attr": [5, None, 6, 4, None]}, type_names=["A", "B"]
-    )
+    # an int column with None
+    got = window_results(spec, types, ts, {"attr": [5, None, 6, 4, None]})
     assert only(finalized(query, got)) == FIG_2_4_WANT
 
 
@@ -182,12 +178,13 @@ def test_fig_2_4_through_pyarrow_table() -> None:
             "attr": pa.array([5, None, 6, 4, None], pa.int64()),
         }
     )
-    got = cogra.run_table(compiled(spec), table, spec=spec)
-    assert only(finalized(compiled(spec), got)) == FIG_2_4_WANT
+    got = engine.evaluate(plan_of(spec), table, strategy="cogra")
+    assert [{k: v for k, v in row.items() if k in FIG_2_4_WANT} for row in got] == [FIG_2_4_WANT]
 
 
-def test_fig_11_1_negation_is_type_grained() -> None:
-    assert cogra.granularity_of(compiled(fig_11_1_negation())) == "type+negation"
+def test_fig_11_1_negation_is_type_grained_on_the_interpreter() -> None:
+    query = compiled(fig_11_1_negation())
+    assert cogra.granularity_of(query) == "type" and not cogra.columnar(query)
 
 
 def test_event_grained_next_match_is_left_to_greta() -> None:
@@ -373,14 +370,14 @@ def test_type_grained_kernel_equals_reference(case: tuple[dict[str, Any], list[E
 @given(case=cases("negation"))
 def test_type_grained_negation_equals_reference(case: tuple[dict[str, Any], list[Event]]) -> None:
     spec, events = case
-    assert cogra.granularity_of(compiled(spec)) in ("type", "type+negation")
+    assert cogra.granularity_of(compiled(spec)) == "type"
     assert_same(spec, events)
 
 
 @given(case=cases("mixed"))
 def test_mixed_grained_equals_reference(case: tuple[dict[str, Any], list[Event]]) -> None:
     spec, events = case
-    assert cogra.granularity_of(compiled(spec)) in ("type", "type+negation", "mixed")
+    assert cogra.granularity_of(compiled(spec)) in ("type", "mixed")
     assert_same(spec, events)
 
 
@@ -451,43 +448,21 @@ def test_parsed_queries_equal_reference(text: str, rows: list[dict]) -> None:
             assert rows_equal(result, want), f"{strategy}\n{text}\n{rows}\ngot  {result}\nwant {want}"
 
 
-def columns_of(events: list[Event], names: tuple[str, ...], how: str) -> dict[str, Any]:
-    cols: dict[str, Any] = {}
-    for a in names:
-        values = [e.attrs.get(a) for e in events]
-        if how == "float" and all(v is None or isinstance(v, (int, float)) for v in values):
-            cols[a] = np.array(
-                [math.nan if v is None else float(v) for v in values], dtype=np.float64
-            )
-        elif how == "object":
-            cols[a] = np.array(values, dtype=object)
-        else:
-            cols[a] = values
-    return cols
-
-
-@given(
-    text=queries(),
-    rows=event_rows(max_events=11),
-    how=st.sampled_from(["float", "object", "list"]),
-)
-def test_columnar_entry_point_equals_reference(text: str, rows: list[dict], how: str) -> None:
+@given(text=queries(), rows=event_rows(max_events=11))
+def test_each_partition_alone_equals_reference(text: str, rows: list[dict]) -> None:
+    """Each partition of random query text evaluated alone (its states per window)."""
     plan = optimizer.build_plan(optimizer.compile_workload(text))
     spec = plan["queries"][0]
     query = load_plan(plan).queries[spec["name"]]
     if event_grained(query):
         with pytest.raises(Unsupported):
-            cogra.run_columns(query, np.array(["A"]), np.array([SECOND]), spec=spec)
-        event("run_columns: refused an event-grained query")
+            engine.evaluate_partials(plan, engine.table_from_rows(rows), strategy="cogra")
+        event("cogra: refused an event-grained query")
         return
-    events = make_events(rows)
-    for part in partition(events, query.partition_by).values():
+    for part in partition(make_events(rows), query.partition_by).values():
+        table = engine.table_from_events(part)
         want = reference.run(query, part)
-        types = np.array([e.type for e in part])
-        ts = np.array([e.ts for e in part], dtype=np.int64)
-        cols = columns_of(part, ("x", "y", "g", "h"), how)
-        got = cogra.run_columns(query, types, ts, cols, spec=spec)
-        # (float columns turn integer sums and minima into equal floats)
+        got = {k: r for (_, k), r in engine.evaluate_partials(plan, table, strategy="cogra")[spec["name"]].items()}
         assert_results_equal(query, got, want, (text, rows))
 
 
@@ -532,7 +507,7 @@ def test_vectorized_predicates_match_rowwise(condition: str) -> None:
         for i, (t, s, a, b) in enumerate(zip(types, ts, x, y, strict=True))
     )
     want = finalized(query, greta.run(query, events))  # too many trends for the reference
-    got = finalized(query, cogra.run_columns(query, types, ts, {"x": x, "y": y}, spec=spec))
+    got = finalized(query, window_results(spec, types, ts, {"x": x, "y": y}))
     assert sorted(got) == sorted(want)
     for k in want:
         assert all(is_equal(got[k][a], want[k][a]) for a in want[k]), (k, got[k], want[k])
@@ -545,9 +520,7 @@ def test_string_attributes_fall_back_to_rowwise_predicates() -> None:
     query = load_plan(plan).queries["q"]
     types = np.array(["A", "A", "A", "B"])
     ts = np.array([1, 2, 3, 4]) * SECOND
-    got = cogra.run_columns(
-        query, types, ts, {"name": np.array(["x", "y", "x", None], dtype=object)}, spec=spec
-    )
+    got = window_results(spec, types, ts, {"name": np.array(["x", "y", "x", None], dtype=object)})
     assert only(finalized(query, got)) == {"COUNT(*)": 3}
 
 
@@ -558,7 +531,7 @@ def test_unsorted_columns_are_sorted_stably() -> None:
     events = stream(FIG_2_3)
     types = np.array([e.type for e in events])[order]
     ts = np.array([e.ts for e in events])[order]
-    assert only(finalized(query, cogra.run_columns(query, types, ts)))["COUNT(*)"] == 43
+    assert only(finalized(query, window_results(spec, types, ts)))["COUNT(*)"] == 43
 
 
 # ---------------------------------------------------------------------------
@@ -581,7 +554,7 @@ def test_small_partition_chooses_the_path(small_partition: int) -> None:
     def no_kernel(*args: Any) -> None:
         raise AssertionError("kernel")
 
-    with patched(cogra, "run_kernel", no_kernel):
+    with patched(cogra, "Kernel", no_kernel):
         if small_partition:
             assert only(finalized(compiled(spec), cogra.run(compiled(spec), events)))["COUNT(*)"] == 31
         else:

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trendlake.engine.aggregates import CAP
 from trendlake.engine.layout import Layout
+from trendlake.engine.numbers import CAP
 from trendlake.engine.strategies.cogra import kernel
 
 from tests.randomized import drawn_on_a_fixed_seed, once

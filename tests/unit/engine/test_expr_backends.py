@@ -84,14 +84,13 @@ def numpy_mask(
     cols = Columns(table)
     attrs = {a: cols.array(a) for a in names}
     cache = {a: num for a in names if (num := cols.numeric(a)) is not None}
-    spec = {"local_predicates": {"E": [expr]}}
     type_mask = np.ones(len(rows), dtype=bool)
     try:
         vector.vec_predicate(expr, attrs, dict(cache), len(rows))
         vectorized = True
     except vector.NoVector:
         vectorized = False
-    mask = vector.local_mask(local_query(expr), "E", type_mask, attrs, spec, cache)
+    mask = vector.local_mask(local_query(expr).variables["E"].local, [expr], (), type_mask, attrs, cache)
     return mask, vectorized
 
 

@@ -26,7 +26,6 @@ WITHIN 10 seconds SLIDE 5 seconds;
 """
 
 PLAN = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(WORKLOAD)))
-QUERY = PLAN.queries["q"]
 
 events_strategy = st.lists(
     st.tuples(st.sampled_from("AB"), st.integers(0, 19), st.integers(0, 1), st.integers(0, 2), st.integers(-5, 9)),
@@ -48,7 +47,7 @@ def combined_by_hand(events: list[Event]) -> dict[tuple, dict]:
     acc: dict[tuple, dict] = defaultdict(lambda: {"COUNT(*)": 0, "nb": 0, "sb": 0, "lo": None, "hi": None})
     for k in sorted({e.attrs["k"] for e in events}):
         alone = [e for e in events if e.attrs["k"] == k]
-        for row in engine.evaluate_query(QUERY, engine.table_from_events(alone), strategy="twostep"):
+        for row in engine.evaluate(PLAN, engine.table_from_events(alone), strategy="twostep"):
             a = acc[(row["g"], row["window_start"])]
             a["COUNT(*)"] += row["COUNT(*)"]
             a["nb"] += row["nb"]

@@ -1,9 +1,9 @@
 """COGRA's columnar entry (engine/strategies/cogra) on the dissertation's published numbers.
 
 Written for mutants of scripts/mutation.py that the engine tests let live
-(docs/testing.md, "Mutation testing"). ``run_columns`` takes a partition's
-columns in any order (it sorts them stably by time) and queries of every
-COGRA granularity; the expected numbers are Figure 2.3's (43 / 8 / 2 trends
+(docs/testing.md, "Mutation testing"). The entry takes a partition's
+columns in any order (it sorts them stably by time) and COGRA queries of every
+granularity; the expected numbers are Figure 2.3's (43 / 8 / 2 trends
 under any / next / contiguous), Figure 2.4's aggregates and Example 11.1's
 13 trends with ``NOT SEQ(C, D)``.
 """
@@ -15,6 +15,7 @@ import pytest
 from trendlake.engine.results import finalize
 from trendlake.engine.strategies import cogra
 
+from tests.unit.engine.engine_adapter import window_results
 from tests.unit.engine.handplans import SECOND, fig_2_3_query
 from tests.unit.engine.test_greta import FIG_2_3, FIG_11_1, compiled, only
 from tests.unit.engine.test_worked_examples import FIG_2_4_AGGS, FIG_2_4_WANT, fig_11_1_negation
@@ -41,7 +42,7 @@ def test_columns_out_of_time_order_are_sorted_first() -> None:
     ts = (np.array([1, 2, 3, 4, 7]) * SECOND)[ORDER]
     attr = np.array([5, np.nan, 6, 4, np.nan])[ORDER]
     assert ts.tolist() != sorted(ts.tolist()) and ts[0] == ts.min()
-    got = cogra.run_columns(compiled(spec), types, ts, {"attr": attr}, spec=spec)
+    got = window_results(spec, types, ts, {"attr": attr})
     assert only(final(spec, got)) == FIG_2_4_WANT
 
 
@@ -50,18 +51,18 @@ def test_columns_out_of_time_order_are_sorted_first() -> None:
 def test_every_granularity_through_the_columns(semantics: str, trends: int) -> None:
     spec = fig_2_3_query(semantics)
     types, ts = columns(FIG_2_3)
-    assert only(final(spec, cogra.run_columns(compiled(spec), types, ts)))["COUNT(*)"] == trends
+    assert only(final(spec, window_results(spec, types, ts)))["COUNT(*)"] == trends
     # the same columns, not in time order
     perm = np.array([0, 7, 3, 1, 6, 2, 5, 4])
-    got = cogra.run_columns(compiled(spec), types[perm], ts[perm])
+    got = window_results(spec, types[perm], ts[perm])
     assert only(final(spec, got))["COUNT(*)"] == trends
 
 
 def test_negation_through_the_columns() -> None:
     spec = fig_11_1_negation()
-    assert cogra.granularity_of(compiled(spec)) == "type+negation"
+    assert cogra.granularity_of(compiled(spec)) == "type" and not cogra.columnar(compiled(spec))
     types, ts = columns(FIG_11_1)
-    assert only(final(spec, cogra.run_columns(compiled(spec), types, ts)))["COUNT(*)"] == 13
+    assert only(final(spec, window_results(spec, types, ts)))["COUNT(*)"] == 13
 
 
 @pytest.mark.parametrize("strategy", ["auto", "cogra", "greta", "twostep"])

@@ -49,7 +49,7 @@ def test_unknown_strategy_names_are_refused(name: str) -> None:
 
 def test_a_partial_sum_saturates_only_past_the_bound() -> None:
     """``sum_sat``: a partial sum is kept up to ``SUM_BOUND`` in magnitude, NaN beyond it."""
-    from trendlake.engine.aggregates import SUM_BOUND, sum_sat
+    from trendlake.engine.numbers import SUM_BOUND, sum_sat
 
     assert sum_sat(SUM_BOUND) == SUM_BOUND and sum_sat(-SUM_BOUND) == -SUM_BOUND
     assert sum_sat(SUM_BOUND + 1) != sum_sat(SUM_BOUND + 1)  # NaN

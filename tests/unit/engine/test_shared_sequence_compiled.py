@@ -19,7 +19,7 @@ from unittest.mock import patch
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from trendlake.engine.aggregates import CAP
+from trendlake.engine.numbers import CAP
 from trendlake.engine.shared import sequence as sequence_kind
 from trendlake.engine.shared.sequence import SequenceStats, compiled, run
 

@@ -18,10 +18,10 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trendlake.engine.aggregates import merge_into
 from trendlake.engine.events import make_events, partition
+from trendlake.engine.executor import evaluate_partials, mandatory_variables
+from trendlake.engine.results import merge_into
 from trendlake.engine.strategies import cogra, greta, reference
-from trendlake.engine.table import evaluate_table_partials, mandatory_variables
 
 from tests.randomized import event_rows, once, workloads
 from tests.unit.engine.test_differential import rows_equal
@@ -56,7 +56,7 @@ def compare(text: str, rows: list[dict], strategy: str, table: pa.Table, sorted_
     plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
     if strategy == "cogra" and any(cogra.supports(q) for q in plan.queries.values()):
         with pytest.raises(engine.Unsupported):
-            evaluate_table_partials(plan, table, strategy=strategy, sorted_by=sorted_by)
+            evaluate_partials(plan, table, strategy=strategy, sorted_by=sorted_by)
         return
     want = by_hand(plan, rows, greta.run)
     got = finished(plan, engine.evaluate_partials(plan, table, strategy=strategy, sorted_by=sorted_by))
@@ -139,7 +139,7 @@ def test_missing_partition_values_are_in_no_partition() -> None:
         for r in rows:
             r["ts"] //= 1_000_000
         want = by_hand(plan, rows, greta.run)
-        got = finished(plan, evaluate_table_partials(plan, table))
+        got = finished(plan, evaluate_partials(plan, table))
         assert rows_equal(got, want)
         assert [(r["k"], r["COUNT(*)"]) for r in got] == [(values[0], 2)]  # (a1, b2), (a1, b5)
 
@@ -149,7 +149,7 @@ def test_presorted_promise_is_checked() -> None:
     plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
     table = pa.table({"type": ["A", "B"], "ts": [2_000_000, 1_000_000], "k": ["a", "a"]})
     with pytest.raises(ValueError, match="not sorted"):
-        evaluate_table_partials(plan, table, sorted_by=["k"])
+        evaluate_partials(plan, table, sorted_by=["k"])
 
 
 @pytest.mark.parametrize(
@@ -184,7 +184,7 @@ def test_partitions_meeting_at_one_time_stamp_stay_apart() -> None:
         "ts": [1_000_000 * t for t in (1, 2, 5, 5, 6)],
         "k": ["a", "a", "a", "b", "b"],
     })
-    got = finished(plan, evaluate_table_partials(plan, table, strategy="cogra", sorted_by=["k"]))
+    got = finished(plan, evaluate_partials(plan, table, strategy="cogra", sorted_by=["k"]))
     assert [(r["k"], r["COUNT(*)"], r["COUNT(A)"]) for r in got] == [("a", 3, 4), ("b", 1, 1)]
 
 
@@ -222,7 +222,7 @@ def test_many_events_per_time_stamp_equal_the_two_step_reference(text: str, rows
     """The columnar path with COGRA's kernel against the reference (no shared code path)."""
     plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
     want = by_hand(plan, rows, reference.run)
-    got = finished(plan, evaluate_table_partials(plan, as_table(rows), strategy="auto"))
+    got = finished(plan, evaluate_partials(plan, as_table(rows), strategy="auto"))
     assert rows_equal(got, want), f"{text}\n{rows}\ngot  {got}\nwant {want}"
 
 
@@ -255,9 +255,9 @@ def test_kernel_chunks_do_not_change_results(monkeypatch) -> None:
             for i in range(400)]
     text = "QUERY q RETURN g, COUNT(*), SUM(B.x) PATTERN SEQ(A, B+, C) GROUP-BY g WITHIN 20 seconds SLIDE 10 seconds;"
     plan = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text)))
-    whole = finished(plan, evaluate_table_partials(plan, as_table(rows)))
+    whole = finished(plan, evaluate_partials(plan, as_table(rows)))
     monkeypatch.setattr(timeline, "KERNEL_CHUNK", 7)
     monkeypatch.setattr(kernel, "COMPILED", False)  # chunks are the Python kernel's
-    chunked = finished(plan, evaluate_table_partials(plan, as_table(rows)))
+    chunked = finished(plan, evaluate_partials(plan, as_table(rows)))
     want = by_hand(plan, rows, reference.run)
     assert rows_equal(whole, want) and rows_equal(chunked, want)
