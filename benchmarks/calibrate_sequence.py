@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from trendlake.datagen.workloads import StreamFacts, generate_workload
-from trendlake.jobs.eval_cmd import file_statistics
+from trendlake.jobs.statistics import file_statistics
 from trendlake.schemas import load_stream_schema
 
 from benchmarks.experiments.common import Context, make_events, measured_ranges, prepare

@@ -8,7 +8,7 @@ Measured in ``--repeat`` interleaved rounds (each round times the baseline, then
 workload; medians kept, every time recorded, after one untimed round):
 
 - ``baseline``: ``pyarrow.csv.read_csv`` of the file plus ``value_counts`` of ``type``;
-- ``eval``: what ``trendlake eval`` runs (``jobs.eval_cmd``: read the file, type it
+- ``eval``: what ``trendlake eval`` runs (``jobs.evaluate``: read the file, type it
   by the rules, evaluate the plan columnar), for ``SEQ(A, B+, C)`` grouped by
   ``g`` in 10-minute windows sliding 5 minutes returning ``g, COUNT(*)``, and a
   second workload returning ``g, COUNT(*), SUM(B.x), AVG(B.x)``.
@@ -84,8 +84,8 @@ def baseline(path: Path) -> dict[str, int]:
 
 
 def run_eval(workload: Path, path: Path) -> list[dict[str, Any]]:
-    """``trendlake eval``'s own steps (``jobs.eval_cmd``), without printing."""
-    from trendlake.jobs.eval_cmd import compile_plan, evaluate_table, read_event_file
+    """``trendlake eval``'s own steps (``jobs.evaluate``), without printing."""
+    from trendlake.jobs.evaluate import compile_plan, evaluate_table, read_event_file
 
     from trendlake import engine
 

@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m benchmarks.typed_sharing_bench " + " ".join(argv if argv is not None else sys.argv[1:])
 
     from trendlake.engine.shared.kleene import compiled
-    from trendlake.jobs.eval_cmd import file_statistics
+    from trendlake.jobs.statistics import file_statistics
 
     from benchmarks.experiments.common import forced_sharing
 

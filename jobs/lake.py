@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from trendlake.jobs.errors import JobError
+from trendlake.jobs.errors import BadInputError, JobError
 
 log = logging.getLogger("trendlake.lake")
 
@@ -56,7 +56,12 @@ class LakeError(JobError):
     """A write was refused (schema mismatch, rows outside the partitions being replaced)."""
 
 
-class LakeNameError(LakeError, ValueError):
+class LakeInputError(LakeError, BadInputError):
+    """A file of the lake or an argument naming one is not what it must be (e.g. a stream schema
+    that is not a JSON object)."""
+
+
+class LakeNameError(LakeInputError):
     """A stream or query name cannot name a table folder, or a path escapes the lake root."""
 
 
@@ -123,9 +128,9 @@ def _read_schema(path: Path) -> dict[str, Any]:
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise LakeError(f"stream schema {path} is not a JSON file: {err}") from None
+        raise LakeInputError(f"stream schema {path} is not a JSON file: {err}") from None
     if not isinstance(schema, dict):
-        raise LakeError(f"stream schema {path} is not a JSON object")
+        raise LakeInputError(f"stream schema {path} is not a JSON object")
     return schema
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from trendlake.jobs.cli import main
-from trendlake.jobs.eval_cmd import json_value
+from trendlake.jobs.evaluate import json_value
 
 pytestmark = pytest.mark.spark
 

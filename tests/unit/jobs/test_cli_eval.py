@@ -98,7 +98,7 @@ def test_invalid_workload_evaluates_nothing(tmp_path: Path, fig24, capsys) -> No
     assert main(["eval", str(bad), "--events", str(events)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "fig24" in captured.err and "nothing evaluated" in captured.err
+    assert "fig24" in captured.err and "invalid workload, nothing done" in captured.err
 
 
 def test_bad_event_file_is_a_clear_error(tmp_path: Path, fig24, capsys) -> None:

@@ -12,12 +12,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from trendlake.jobs.cli import positive_int
+
 __all__ = ["add_parser", "find_checkout"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from trendlake.jobs.cli import positive_int
-
     p = sub.add_parser(
         "bench",
         help="run a benchmark experiment side by side (from a checkout of trendlake)",
@@ -48,9 +48,10 @@ def find_checkout(start: Path | None = None) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     root = find_checkout()
     if root is None:
-        print("trendlake: error: trendlake bench runs from a checkout of trendlake (benchmarks/ is not "
-              "installed); cd into the checkout", file=sys.stderr)
-        return 2
+        from trendlake.jobs.errors import BadInputError
+
+        raise BadInputError("trendlake bench runs from a checkout of trendlake (benchmarks/ is not "
+                            "installed); cd into the checkout")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     from benchmarks.suite import run_bench
