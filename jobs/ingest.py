@@ -1002,7 +1002,7 @@ def ingest(
     if log_rows:
         import pyarrow as pa
 
-        report.log_version = lake.write_arrow(
+        report.log_version = lake.write(
             log_t, pa.Table.from_pylist(log_rows, schema=ingest_log_schema()), add_columns=True
         )
     record_stream(lake.root, stream_schema)
@@ -1139,6 +1139,7 @@ def _ingest_prepared(
     work: Path,
 ) -> list[dict[str, Any]]:
     from pyspark.sql import functions as F
+    from trendlake.jobs.lake import ReplaceWhere
     from trendlake.jobs.quality import suite_for_stream, validate_bronze
 
     stream = stream_schema["stream"]
@@ -1230,8 +1231,8 @@ def _ingest_prepared(
             is_replaced = F.col("source_file").isin(replaced)
             lake.write(table, frame.where(~is_replaced), partition_by=partition_by)
             # the changed files' earlier rows out, their new rows in: one transaction
-            lake.replace_rows(table, frame.where(is_replaced).toArrow(), _sql_in("source_file", replaced),
-                              partition_by=partition_by)
+            lake.write(table, frame.where(is_replaced).toArrow(), ReplaceWhere(_sql_in("source_file", replaced)),
+                       partition_by=partition_by)
     finally:
         checked.unpersist()
     report.bronze_version = lake.version(bronze_t)

@@ -540,7 +540,7 @@ def write_replay_log(
 
     row = dict(entry, status=status, tables=tables, versions=versions, rows=rows, error=error,
                logged_at=datetime.now(UTC))
-    lake.write_arrow(table, pa.Table.from_pylist([row], schema=replay_log_schema()), mode="append")
+    lake.write(table, pa.Table.from_pylist([row], schema=replay_log_schema()))
 
 
 def replay(
@@ -606,8 +606,9 @@ def replay(
     committed: list[tuple[str, int, int]] = []
     try:
         for item in staged:
-            version = lake.replace_rows(
-                item.table, item.data, item.predicate, partition_by=["window_date"], settle_after=False,
+            version = lake.write(
+                item.table, item.data, lakelib.ReplaceWhere(item.predicate), partition_by=["window_date"],
+                settle_after=False,
             )
             committed.append((item.table, version, item.data.num_rows))
             report.rows_written[item.query] = item.data.num_rows

@@ -192,7 +192,7 @@ def run_stats(
         "group_by": json.dumps(spec.group_by) if spec.group_by else None,
     }
     table = pa.Table.from_pylist([{**run, **r} for r in rows], schema=stats_table_schema())
-    version = lake.write_arrow(lake.stats(name), table)
+    version = lake.write(lake.stats(name), table)
     log.info("stats %s [%s, %s): %d rows, version %s in %.1fs",
              name, utc(start_us), utc(end_us), len(rows), version, time.perf_counter() - started)
     return version

@@ -60,7 +60,7 @@ def test_spark_stats_equal_the_arrow_function_and_hand_counts(tmp_path, spark) -
     workload.write_text(WORKLOAD)
     table = events()
     lake = lakelib.Lake(tmp_path / "lake")
-    lake.write_arrow(
+    lake.write(
         "bronze/rides", as_bronze(table, schema, first_seq=0, source_file="hand", source_checksum="hand")
     )
     start, end = DAY, DAY.replace(minute=10)
@@ -123,7 +123,7 @@ def test_stats_of_a_workload_with_many_burst_partitionings_equal_the_arrow_funct
     table = pa.Table.from_pylist(rows)
     table = table.append_column("seq", pa.array(range(len(rows)), pa.int64()))
     lake = lakelib.Lake(tmp_path / "lake")
-    lake.write_arrow(
+    lake.write(
         "bronze/rides", as_bronze(table, schema, first_seq=0, source_file="gen", source_checksum="gen")
     )
     start, end = DAY, DAY.replace(hour=12)
