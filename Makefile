@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: venv demo test test-fast lint mutation clean
 
-$(STAMP): setup.cfg setup.py pyproject.toml engine/strategies/cogra/_steps.c engine/shared/kleene/_typed.c engine/count128.h
+$(STAMP): setup.cfg setup.py pyproject.toml engine/strategies/cogra/_steps.c engine/shared/kleene/_typed.c engine/shared/sequence/_counts.c engine/count128.h
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip uv
 	# --compile-bytecode: every process (each trendlake command, each Spark Python worker)

@@ -4,9 +4,9 @@
 checkout keeps the design card's top level while nothing is installed under a
 generic name. ``dags/``, ``tests/`` and ``benchmarks/`` are not installed.
 
-Two C extensions, COGRA's count kernel and the type-grained shared Kleene pass, are
-built where a compiler is at hand; without them the engine runs the same computation in
-Python.
+Three C extensions, COGRA's count kernel, the type-grained shared Kleene pass and the
+sequence pass over counts, are built where a compiler is at hand; without them the engine
+runs the same computation in Python.
 """
 
 from setuptools import Extension, find_packages, setup
@@ -42,6 +42,15 @@ setup(
         Extension(
             "trendlake.engine.shared.kleene._typed",
             ["engine/shared/kleene/_typed.c"],
+            depends=["engine/count128.h"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        ),
+        # the sequence (GLORIA) pass over count states: optional likewise, the sequence
+        # executor falls back to its Python pass (docs/engine.md, "Shared sequence execution")
+        Extension(
+            "trendlake.engine.shared.sequence._counts",
+            ["engine/shared/sequence/_counts.c"],
             depends=["engine/count128.h"],
             extra_compile_args=["-O3"],
             optional=True,

@@ -1,17 +1,20 @@
-"""The benchmark suite: a registry of experiments and ``python -m benchmarks NAME``.
+"""The benchmark harness: a registry of experiments and ``python -m benchmarks NAME``.
 
-Every experiment runs the strategies it compares side by side in one process
-on the same events, repeats each measurement, checks that the strategies that
-ran agree on every result row, and writes
+Every experiment runs what it compares side by side in one process on the
+same data, repeats each measurement, checks that the compared ways agree on
+their results, and writes
 
-* ``<out>/<name>.json`` — every figure's numbers, every measured point, the
-  ratios, the agreement checks, which strategies are not built yet, and the
-  machine facts (CPU, Python and library versions, git commit);
-* ``<out>/<name>.png`` — the figure (matplotlib, one panel per varied factor).
+* ``<out>/<record>.json`` — every figure's numbers, every measured point, the
+  ratios, the agreement checks and the machine facts (CPU, Python and library
+  versions, git commit); ``<record>`` is the experiment's name, or the name of
+  the variant its options chose (``ingest --compare csv-read``: ``ingest_csv_read``);
+* ``<out>/<record>.png`` — the figure (matplotlib, one panel per varied factor).
 
-Experiments are modules of ``benchmarks.experiments`` listed in
-``EXPERIMENTS`` and imported lazily; ``replay`` wraps
-``benchmarks.replay_bench`` and reports ``not available`` without it.
+An experiment is a module listed in ``EXPERIMENTS`` (imported lazily) that
+defines ``TITLE`` and ``run(ctx: common.Context) -> dict`` (the record), and
+may define ``add_options(parser)`` (its own options, which the harness exposes
+after the common ones: ``python -m benchmarks engine --sizes 10,100``; read
+with ``ctx.option``) and ``SEED`` (its default seed, else 0).
 """
 
 from __future__ import annotations
@@ -33,16 +36,26 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
-# experiment name -> module defining TITLE and run(ctx) -> dict
+# experiment name -> module defining TITLE and run(ctx) -> dict (and maybe add_options, SEED)
 EXPERIMENTS: dict[str, str] = {
     "greta_vs_twostep": "benchmarks.experiments.greta_vs_twostep",
     "sharon": "benchmarks.experiments.sharon",
     "hamlet": "benchmarks.experiments.hamlet",
     "gloria": "benchmarks.experiments.gloria",
     "weaveshare": "benchmarks.experiments.weaveshare",
+    "engine": "benchmarks.experiments.engine",
+    "eval": "benchmarks.experiments.eval",
+    "stats": "benchmarks.experiments.stats",
+    "calibrate_sequence": "benchmarks.experiments.calibrate_sequence",
+    "calibrate_graph": "benchmarks.experiments.calibrate_graph",
+    # measures one sharing kind's internals, so it lives outside the kind-free experiments
+    "typed_sharing": "benchmarks.calibration.typed_sharing",
+    "ingest": "benchmarks.experiments.ingest",
     "replay": "benchmarks.experiments.replay",
     "replay_shared": "benchmarks.experiments.replay_shared",
 }
+# run Spark (a JVM): left out of ``all`` unless asked for with --spark
+SPARK_EXPERIMENTS = ("ingest", "replay", "replay_shared")
 
 DEFAULT_REPEAT = {"smoke": 1, "small": 3, "full": 3}
 LIBRARIES = ("trendlake", "numpy", "pandas", "pyarrow", "matplotlib", "lark", "jsonschema", "pyspark", "deltalake")
@@ -112,11 +125,15 @@ def run_experiment(
     size: str = "smoke",
     out: str | Path = "out/bench",
     repeat: int | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     log: Any = None,
     plot: bool = True,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run one experiment, write ``<out>/<name>.json`` and ``.png``, return the record."""
+    """Run one experiment, write ``<out>/<record>.json`` and ``.png``, return the record.
+
+    ``options`` are the experiment's own (``add_options``; by their ``dest``), the rest
+    keep their defaults."""
     from benchmarks.experiments.common import SIZES, Context
 
     if name not in EXPERIMENTS:
@@ -130,7 +147,14 @@ def run_experiment(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     module = importlib.import_module(EXPERIMENTS[name])
-    ctx = Context(name=name, size=size, repeat=repeat, seed=seed, log=log)
+    seed = getattr(module, "SEED", 0) if seed is None else seed
+    defaults = {k: v for k, v in vars(experiment_parser(name).parse_args([name])).items() if k not in COMMON}
+    unknown = set(options or {}) - set(defaults)
+    if unknown:
+        raise ValueError(f"experiment {name!r} has no option {', '.join(sorted(unknown))}")
+    given = {k: v for k, v in (options or {}).items() if v != defaults[k]}
+    ctx = Context(name=name, size=size, repeat=repeat, seed=seed, log=log,
+                  options=argparse.Namespace(**(defaults | given)), record_name=name, out=out)
     log(f"[{name}] {module.TITLE} — size {size}, repeat {repeat}")
     started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     started = time.perf_counter()
@@ -146,17 +170,33 @@ def run_experiment(
         gc.unfreeze()
     record["elapsed_s"] = round(time.perf_counter() - started, 3)
     record["started_at"] = started_at
-    record["command"] = f"python -m benchmarks {name} --size {size} --repeat {repeat} --seed {seed} --out {out}"
+    record["options"] = {k: v for k, v in vars(ctx.options).items()}
+    record["command"] = command_line(name, size, repeat, seed, out, given)
     record["machine"] = machine_facts()
     record["peak_rss_mb"] = _peak_rss_mb()
-    json_path = out / f"{name}.json"
+    json_path = out / f"{ctx.record_name}.json"
     json_path.write_text(json.dumps(_finite(record), indent=2, default=_json_default, allow_nan=False) + "\n")
-    png_path = out / f"{name}.png"
+    png_path = out / f"{ctx.record_name}.png"
     if plot:
         plot_record(record, png_path)
     log(f"[{name}] {record.get('status')} in {record['elapsed_s']:.1f}s; agreement: "
         f"{_agreement_text(record)}; wrote {json_path}" + (f" and {png_path}" if plot else ""))
     return record
+
+
+def command_line(name: str, size: str, repeat: int, seed: int, out: Path, given: dict[str, Any]) -> str:
+    """The ``python -m benchmarks`` command that repeats a run (its options that differ from the defaults)."""
+    parts = ["python -m benchmarks", name, "--size", size, "--repeat", str(repeat), "--seed", str(seed),
+             "--out", str(out)]
+    flags = {a.dest: a for a in experiment_parser(name)._actions}
+    for dest, value in given.items():
+        action = flags[dest]
+        flag = action.option_strings[-1]
+        if isinstance(action, argparse._StoreTrueAction):
+            parts += [flag] if value else []
+        else:
+            parts += [flag, ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)]
+    return " ".join(parts)
 
 
 def _json_default(value: Any) -> Any:
@@ -235,61 +275,100 @@ def plot_record(record: dict[str, Any], path: Path) -> None:
         f"{machine.get('cpu_count')} CPUs, commit {str(machine.get('git_commit') or '?')[:10]}",
         fontsize=10,
     )
-    not_built = [f"{statuses[n].get('label', n)} ({statuses[n].get('planner') or statuses[n].get('engine_strategy')})"
-                 for n in record.get("not_built", []) if n in statuses]
-    footer = "not built yet (listed in the JSON, no measurements): " + "; ".join(not_built) if not_built else ""
-    if footer:
-        fig.text(0.01, 0.005, textwrap.fill(footer, 200), fontsize=7, color="dimgray", va="bottom")
-    fig.tight_layout(rect=(0, 0.04 if footer else 0, 1, 0.97))
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 # ---- CLI ----------------------------------------------------------------------------
 
+COMMON = {"name", "size", "out", "repeat", "seed", "no_plot", "spark"}  # the harness's own options
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m benchmarks",
-        description=(
-            "Run experiment NAME (or 'all'; 'list' prints them): every compared strategy runs in "
-            "this process on the same events, repeated; results must agree. Writes OUT/NAME.json "
-            "(figures, ratios, machine facts) and OUT/NAME.png. Experiments: " + ", ".join(EXPERIMENTS) + "."
-        ),
-    )
-    p.add_argument("name", metavar="NAME", help="experiment name, 'all' or 'list'")
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def add_common_options(p: argparse.ArgumentParser) -> None:
+    """The options every experiment takes (``python -m benchmarks`` and ``trendlake bench``)."""
     p.add_argument("--size", choices=("smoke", "small", "full"), default="smoke",
                    help="smoke (seconds, CI), small (minutes), full (up to ~15 min each); default: smoke")
     p.add_argument("--out", type=Path, default=Path("out/bench"), help="output folder (default: out/bench)")
-    p.add_argument("--repeat", type=int, default=None, metavar="N",
+    p.add_argument("--repeat", type=_positive_int, default=None, metavar="N",
                    help="repetitions per measurement (default: 1 for smoke, 3 otherwise)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the generated events and workloads (default: 0)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the generated events and workloads (default: the experiment's)")
     p.add_argument("--no-plot", action="store_true", help="write the JSON only")
+
+
+def experiment_parser(name: str | None, prog: str = "python -m benchmarks",
+                      cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The parser of ``NAME [common options] [NAME's own options]`` (another name: 'all', 'list')."""
+    module = importlib.import_module(EXPERIMENTS[name]) if name in EXPERIMENTS else None
+    p = cls(
+        prog=f"{prog} {name}" if module else prog,
+        description=(
+            f"{module.TITLE}. " if module else
+            "Run experiment NAME (or 'all'; 'list' prints them): everything compared runs in "
+            "this process on the same data, repeated; results must agree. Writes OUT/NAME.json "
+            "(figures, ratios, machine facts) and OUT/NAME.png. Experiments: " + ", ".join(EXPERIMENTS) + ". "
+            f"'{prog} NAME --help' lists NAME's own options."
+        ),
+    )
+    p.add_argument("name", metavar="NAME", help="experiment name, 'all' or 'list'")
+    add_common_options(p)
+    if module is None:
+        p.add_argument("--spark", action="store_true",
+                       help="with 'all': the Spark experiments too (" + ", ".join(SPARK_EXPERIMENTS) + ")")
+    elif hasattr(module, "add_options"):
+        module.add_options(p.add_argument_group(f"options of {name}"))
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks NAME ...`` (run from the repository checkout)."""
-    return run_bench(build_parser().parse_args(argv))
+    """``python -m benchmarks NAME ...`` (run from the repository checkout); a bad name or
+    option value is one line and exit 2."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return run_bench(parse(argv))
+    except ValueError as err:
+        print(f"python -m benchmarks: error: {err}", file=sys.stderr)
+        return 2
+
+
+def parse(argv: list[str], prog: str = "python -m benchmarks",
+          cls: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.Namespace:
+    """``argv`` parsed by the parser of the experiment it names (the first word that is one, else
+    the first word: an unknown name is refused by ``run_bench``)."""
+    words = [a for a in argv if not a.startswith("-")]
+    name = next((a for a in words if a in EXPERIMENTS), words[0] if words else None)
+    return experiment_parser(name, prog, cls).parse_args(argv)
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    """Run the experiments ``args`` names; 1 when compared ways disagree. ValueError for an
+    unknown experiment or a bad option value."""
     if args.name == "list":
         for name, module in EXPERIMENTS.items():
-            print(f"{name:18} {module}")
+            print(f"{name:20} {module}")
         return 0
-    names = list(EXPERIMENTS) if args.name == "all" else [args.name]
-    if any(n not in EXPERIMENTS for n in names):
-        print(f"trendlake: error: unknown experiment {args.name!r} (known: {', '.join(EXPERIMENTS)}, all, list)", file=sys.stderr)
-        return 2
+    if args.name == "all":
+        names = [n for n in EXPERIMENTS if getattr(args, "spark", False) or n not in SPARK_EXPERIMENTS]
+    elif args.name in EXPERIMENTS:
+        names = [args.name]
+    else:
+        raise ValueError(f"unknown experiment {args.name!r} (known: {', '.join(EXPERIMENTS)}, all, list)")
+    options = {k: v for k, v in vars(args).items() if k not in COMMON}
     code = 0
     for name in names:
-        try:
-            record = run_experiment(name, size=args.size, out=args.out, repeat=args.repeat, seed=args.seed,
-                                    plot=not args.no_plot)
-        except ValueError as err:
-            print(f"trendlake: error: {err}", file=sys.stderr)
-            return 2
+        record = run_experiment(name, size=args.size, out=args.out, repeat=args.repeat, seed=args.seed,
+                                plot=not args.no_plot, options=options if len(names) == 1 else None)
         print(summary_line(record))
         if not (record.get("agreement") or {}).get("all_agree", True):
             code = 1
@@ -297,10 +376,9 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def summary_line(record: dict[str, Any]) -> str:
-    """One line per experiment: status, agreement, headline ratios, strategies not built."""
+    """One line per experiment: status, agreement, headline ratios."""
     parts = [f"{record.get('experiment')}: {record.get('status')}", _agreement_text(record)]
     for key, r in (record.get("ratios") or {}).items():
-        parts.append(f"{key} {r['min']:.3g}–{r['max']:.3g}x")
-    if record.get("not_built"):
-        parts.append("not built yet: " + ", ".join(record["not_built"]))
+        if r.get("min") is not None:
+            parts.append(f"{key} {r['min']:.3g}–{r['max']:.3g}x")
     return "; ".join(parts)

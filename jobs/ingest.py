@@ -468,11 +468,6 @@ def _numbered(df: Any, blank: Any = None, header: bool = False) -> tuple[Any, in
     return df.withColumn("_line", offset + local + 1).drop("_pid", "_mid"), total, rows
 
 
-# CSV files without records spanning lines are read in splits (``read_raw``); off only for
-# the benchmark that compares the two reads (``python -m benchmarks.ingest_bench --compare csv-read``)
-SPLIT_CSV = True
-
-
 def read_raw(
     spark: Any, path: Path, stream_schema: dict[str, Any], scanned: Scanned | None = None, *, whole: bool = False,
 ) -> tuple[Any, int]:
@@ -527,7 +522,7 @@ def read_raw(
         for i in range(1, len(header)):
             blank &= F.col(f"c{i}").isNull()
         # rows read: every record but the header (the first) and the blank ones, as ``data`` below
-        split = SPLIT_CSV and not whole and scanned is not None and scanned.splittable
+        split = not whole and scanned is not None and scanned.splittable
         records, records_n, rows = _numbered(
             spark.read.options(multiLine=not split, header=False, escape='"', quote='"', mode="PERMISSIVE")
             .schema(ddl).csv(str(path)),
@@ -717,11 +712,6 @@ def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
     )
 
 
-# compute the typing rules' intermediate values once per row (``Lets``); the ingest benchmark
-# switches it off to measure the rules written inline (benchmarks/ingest_bench.py)
-LAYERED = True
-
-
 class Lets:
     """Intermediate values of the typing rules, each computed once per row.
 
@@ -744,10 +734,7 @@ class Lets:
         self._layer: dict[str, int] = {}
 
     def let(self, expr: Sql) -> Sql:
-        """A reference to ``expr`` computed once per row (in ``apply``); ``expr`` itself,
-        written inline wherever it is read, when ``LAYERED`` is off."""
-        if not LAYERED:
-            return expr
+        """A reference to ``expr`` computed once per row (in ``apply``)."""
         found = re.findall(rf"`({self.prefix}[0-9]+)`", expr.text)
         reads = [self._layer[n] for n in found if n in self._layer]  # (a literal's text may look like one)
         layer = 1 + max(reads, default=-1)

@@ -7,8 +7,10 @@ document the optimizer records in a plan. Both paths reduce the events to the sa
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import operator
 import time
 import uuid
 from collections.abc import Iterator
@@ -71,15 +73,7 @@ def spark_aggregates(df: Any, spec: Spec, start_us: int, end_us: int) -> Aggrega
             for t, _key in agg.group_rate:
                 agg.groups_by_type[t] = agg.groups_by_type.get(t, 0) + 1
             agg.groups_total = len({key for _t, key in agg.group_rate})
-        for keys in spec.partitionings:
-            keyed = base
-            for k in keys:
-                keyed = keyed.where(F.col(f"`{k}`").isNotNull())
-            cols = [F.col(f"`{k}`") for k in keys]
-            rows = keyed.groupBy("type").agg(F.countDistinct(*cols).alias("parts"), F.count("*").alias("events"))
-            per_type = {r["type"]: (int(r["parts"]), int(r["events"])) for r in rows.collect()}
-            total = keyed.select(*cols).distinct().count()
-            agg.partitions.append((int(total), sum(e for _, e in per_type.values()), per_type))
+        agg.partitions = _spark_partitions(base, spec.partitionings)
         agg.bursts = _spark_bursts(base, spec.bursts)
         if spec.predicates:
             counter = PredicateCounter(spec.predicates)
@@ -100,6 +94,32 @@ def spark_aggregates(df: Any, spec: Spec, start_us: int, end_us: int) -> Aggrega
         return agg
     finally:
         base.unpersist()
+
+
+def _spark_partitions(base: Any, partitionings: list[tuple[str, ...]]) -> list[tuple[int, int, dict[str, tuple[int, int]]]]:
+    """``_partitions_arrow`` of every partitioning in two Spark jobs (per type, and overall):
+    ``countDistinct`` over a partitioning's keys leaves out rows lacking one, as the engine does."""
+    from pyspark.sql import functions as F
+
+    if not partitionings:
+        return []
+
+    def keyed(keys: tuple[str, ...]) -> Any:
+        lacking = functools.reduce(operator.or_, [F.col(f"`{k}`").isNull() for k in keys])
+        return F.when(lacking, None).otherwise(F.lit(1))
+
+    def distinct(keys: tuple[str, ...]) -> Any:
+        return F.countDistinct(*[F.col(f"`{k}`") for k in keys])
+
+    exprs = [e for i, keys in enumerate(partitionings)
+             for e in (distinct(keys).alias(f"p{i}"), F.count(keyed(keys)).alias(f"e{i}"))]
+    per_type = base.groupBy("type").agg(*exprs).collect()
+    overall = base.agg(*[distinct(keys).alias(f"p{i}") for i, keys in enumerate(partitionings)]).collect()[0]
+    out = []
+    for i in range(len(partitionings)):
+        types = {r["type"]: (int(r[f"p{i}"]), int(r[f"e{i}"])) for r in per_type if r[f"e{i}"]}
+        out.append((int(overall[f"p{i}"]), sum(e for _, e in types.values()), types))
+    return out
 
 
 def _spark_bursts(base: Any, bursts: list[BurstSpec]) -> list[dict[str, tuple[int, int, int]]]:

@@ -20,13 +20,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from trendlake.engine.query import ANY
 from trendlake.optimizer.errors import OptimizerError
 from trendlake.optimizer.statistics import DEFAULT_SELECTIVITY, Statistics
 
 __all__ = [
     "CLASS_UPDATE_COST",
     "GRAPH_ENTRY_COST",
+    "GRAPH_UNIT_COST",
     "PYTHON_SNAPSHOT_COST",
+    "SEQUENCE_COMPILED_STEP_COST",
     "SEQUENCE_STEP_COST",
     "SNAPSHOT_COST",
     "UNIFORM",
@@ -43,7 +46,7 @@ UNIFORM = Statistics.uniform().to_dict()  # the document of the uniform assumpti
 
 # Measured constants of the compiled type-grained shared pass (engine/shared/kleene/_typed.c),
 # relative to one step of COGRA's compiled kernel (a run of one variable's events applied to
-# one open window): `python -m benchmarks.typed_sharing_bench`, "calibration" in
+# one open window): `python -m benchmarks typed_sharing`, "calibration" in
 # benchmarks/results/typed_sharing_bench.json; docs/engine.md, "When sharing pays".
 # A query's own step in the shared pass (bringing it up to date first included) costs
 # 1 + SNAPSHOT_COST steps; updating one class's coefficients at a time stamp of the shared
@@ -61,13 +64,26 @@ PYTHON_SNAPSHOT_COST = 4.0
 # merges (``graph_cost``).
 GRAPH_ENTRY_COST = 0.1
 # A ``sequence`` group's engine time against its queries' alone, per unit of GLORIA's estimated
-# shared / non-shared ratio: the planner estimates a group at ``alone x ratio x`` this. The
-# median factor measured by ``python -m benchmarks.calibrate_sequence`` over the groups
-# ``gloria`` forms on the GLORIA experiment's mixed workloads (its executor is Python, the
-# queries alone run on COGRA's compiled kernel). Two runs gave medians of 1.8 and 1.9; the
-# recorded one, benchmarks/results/calibrate_sequence.json, has quartiles 1.3 and 8.2: groups
-# of several queries sharing a nested cycle cost far more, so their estimate is low.
+# shared / non-shared ratio: the planner estimates a group at ``alone x ratio x`` this. For
+# groups the Python executor runs (a query with SUM, MIN, MAX or AVG): the median factor
+# measured by ``python -m benchmarks calibrate_sequence`` over the groups ``gloria`` forms on
+# the GLORIA experiment's mixed workloads (the queries alone run on COGRA's kernels). Two
+# runs gave medians of 1.8 and 1.9; the recorded one, benchmarks/results/calibrate_sequence.json,
+# has quartiles 1.3 and 8.2: groups of several queries sharing a nested cycle cost far more, so
+# their estimate is low.
 SEQUENCE_STEP_COST = 1.8
+# The same factor for groups of count-only queries, which the compiled pass runs
+# (engine/shared/sequence/_counts.c), measured likewise (engine seconds of each group against
+# its queries alone, least of 3, one process) over the count-only groups ``gloria`` forms on the
+# mixed workloads of 28 and 84 queries and on 4- and 6-query funnels SEQ(Request, Accept, ...)
+# over a rides day (30/10 and 5/5-minute windows): factors 1.50-2.16, median 1.58 (the group
+# at 1.07-1.48x its queries alone), rounded up. docs/engine.md, "The compiled pass".
+SEQUENCE_COMPILED_STEP_COST = 1.6
+# One unit of an event-grained graph run alone (an edge tried, or a vertex: GRETA, and COGRA's
+# event-grained variables), in steps of COGRA's compiled kernel: twin queries, each with and
+# without its adjacent predicate, measured in one process (8 district flow queries of
+# rides_team.etq on generated rides days of 30,000 and 60,000 events: 0.73 pooled at both).
+GRAPH_UNIT_COST = 0.73
 
 
 @dataclass(frozen=True)
@@ -188,13 +204,42 @@ def graph_cost(
 
 
 def alone_costs(entries: Mapping[str, Mapping[str, Any]], statistics: Any) -> dict[str, float]:
-    """Each query's cost per window run alone: one step per burst of each of its positive types."""
+    """Each query's cost per window run alone, in steps of COGRA's compiled kernel.
+
+    A type-grained variable costs one step per burst of its type. An event-grained one (every
+    variable of an event-grained query; in a mixed-grained query the variables of its adjacent
+    predicates) is a graph: per partition of the query's partitioning, ``e`` vertices (its
+    matching events there in a window) and, under skip-till-any-match, ``e(e-1)/2`` edges
+    tried against the adjacent predicate, at ``GRAPH_UNIT_COST`` steps each."""
     out = {}
     for name, e in entries.items():
-        types = {v["type"] for v in e["variables"] if not v["negated"]}
+        positive = [v for v in e["variables"] if not v["negated"]]
+        types = {v["type"] for v in positive}
         rates = rates_for(statistics, e["window"]["within_us"], types, name)
-        out[name] = sum(rates.of(t) for t in types)
+        graph = _graph_variables(e)
+        cost = 0.0
+        for t in types:
+            in_graph = [v for v in positive if v["type"] == t and v["name"] in graph]
+            if not in_graph:
+                cost += rates.of(t)
+                continue
+            sel = max(selectivity(statistics, name, v["name"], bool(e["local_predicates"].get(v["name"])))
+                      for v in in_graph)
+            p = max(statistics.partitions(e["partition_by"], t) if statistics is not None else 1.0, 1.0)
+            per = rates.events.get(t, 0.0) * sel / p
+            edges = per * max(per - 1.0, 0.0) / 2.0 if e["semantics"] == ANY else 0.0
+            cost += GRAPH_UNIT_COST * p * (edges + per)
+        out[name] = cost
     return out
+
+
+def _graph_variables(entry: Mapping[str, Any]) -> set[str]:
+    """The variables a query runs event-grained (``analysis.granularity``'s rule)."""
+    if entry["granularity"] == "event":
+        return {v["name"] for v in entry["variables"]}
+    if entry["granularity"] == "mixed":
+        return {x for p in entry["adjacent_predicates"] for x in (p["from"], p["to"])}
+    return set()
 
 
 def plan_cost(

@@ -1,17 +1,21 @@
 """What every experiment shares: the run context, strategies by name, data, timing, agreement.
 
-A **strategy** is referenced by name (``STRATEGIES``) so a new one plugs in by
-adding a line:
+A **strategy** is referenced by name (``STRATEGIES``), built from what exists:
 
-* ``engine`` strategies run each query of the workload alone with one engine
-  strategy of ``engine.STRATEGIES`` (``twostep``, ``greta``, ``cogra``) on the
-  unshared plan ``optimizer.build_plan(optimizer.compile_workload(text))``;
-* ``shared`` strategies plan the workload with a sharing planner of
-  ``optimizer.planners.PLANNERS`` (Sharon, Hamlet, GLORIA, Weave Share) and run
-  that plan with the engine; until the planner is registered the strategy is
-  listed with status ``not built yet`` and never silently dropped;
-* ``planner`` strategies only time the optimizer (``build_plan``) and record
-  the plan's estimated cost (Sharon's and GLORIA's optimizer comparisons).
+* ``engine`` strategies, one per engine strategy of ``engine.STRATEGIES``
+  (``twostep``, ``greta``, ``cogra``), run each query of the workload alone on
+  the unshared plan ``optimizer.build_plan(optimizer.compile_workload(text))``;
+* ``shared`` strategies, one per planner of ``optimizer.planners.PLANNERS``
+  (``hamlet`` is named ``hamlet-dynamic``), plan the workload from the
+  statistics of the events and run that plan with the engine;
+* ``planner`` strategies (``optimizer:<planner>``, one per planner) only time
+  the optimizer (``build_plan``) and record the plan's estimated cost;
+* ``forced`` strategies put every sharable set into one group whatever the
+  cost model says (the ``share-all`` planner's groups), and ``cli`` ones run
+  ``trendlake eval`` end to end.
+
+A name that is not in ``STRATEGIES`` is an error (``strategy``): an experiment
+measures only what is built.
 
 Every point of a figure runs the compared strategies side by side in one
 process on the same events, ``repeat`` times, and checks that the strategies
@@ -20,6 +24,7 @@ that ran return the same rows.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import importlib
 import importlib.util
@@ -31,6 +36,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from trendlake.engine.events import Event, events_from_arrow
@@ -42,8 +48,6 @@ START_US = int(datetime(2026, 1, 1, tzinfo=UTC).timestamp()) * 1_000_000
 SIZES = ("smoke", "small", "full")
 
 OK = "ok"
-NOT_BUILT = "not built yet"
-NOT_AVAILABLE = "not available"
 
 
 # ---- run context -----------------------------------------------------------------
@@ -59,10 +63,21 @@ class Context:
     seed: int = 0
     log: Callable[[str], None] = print
     stream: str = "rides"
+    options: argparse.Namespace = field(default_factory=argparse.Namespace)  # the experiment's own
+    record_name: str = ""  # the record's file name (without .json): the experiment's, or its variant's
+    out: Path = Path("out/bench")
+
+    def __post_init__(self) -> None:
+        self.record_name = self.record_name or self.name
 
     def pick(self, smoke: Any, small: Any, full: Any) -> Any:
         """The value for this run's size."""
         return {"smoke": smoke, "small": small, "full": full}[self.size]
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """The experiment's option ``name`` when given (not None), else ``default`` (often a ``pick``)."""
+        value = getattr(self.options, name, None)
+        return default if value is None else value
 
 
 # ---- strategies --------------------------------------------------------------------
@@ -72,81 +87,73 @@ class Context:
 class Strategy:
     name: str
     label: str
-    kind: str  # engine | shared | planner | forced (every sharable set shared, no planner)
+    kind: str  # engine | shared | planner | forced (every sharable set shared, no planner) | cli
     engine_strategy: str = "auto"
     planner: str | None = None
     note: str = ""
 
-    def missing(self) -> str | None:
-        """Why this strategy cannot run in this build, or None when it can."""
-        if self.kind == "engine":
-            if self.engine_strategy not in engine.STRATEGIES:
-                return f"engine strategy {self.engine_strategy!r} is not in engine.STRATEGIES"
-            return None
-        from trendlake.optimizer.planners import PLANNERS
-
-        if self.kind == "forced":
-            return None if "share-all" in PLANNERS else "planner 'share-all' is not registered"
-
-        if self.kind == "cli" and self.planner == "hamlet-plan":
-            return None if "hamlet" in PLANNERS else "planner 'hamlet' is not registered"
-        if self.planner not in PLANNERS:
-            return f"planner {self.planner!r} is not registered in optimizer.planners.PLANNERS"
-        return None
-
     def status(self) -> dict[str, Any]:
-        reason = self.missing()
-        out = {"label": self.label, "kind": self.kind, "status": OK if reason is None else NOT_BUILT}
+        out = {"label": self.label, "kind": self.kind, "status": OK}
         if self.planner:
             out["planner"] = self.planner
         if self.kind == "engine":
             out["engine_strategy"] = self.engine_strategy
-        if reason:
-            out["reason"] = reason
         if self.note:
             out["note"] = self.note
         return out
 
 
-def _engine(name: str, label: str, note: str = "") -> Strategy:
-    return Strategy(name, label, "engine", engine_strategy=name, note=note)
-
-
-STRATEGIES: dict[str, Strategy] = {
-    s.name: s
-    for s in (
-        _engine("twostep", "Two-step (construct every trend, then aggregate)",
+# how a few strategies read in a figure's legend (others: "<planner> plan", "<planner> optimizer")
+ENGINE_LABELS = {
+    "twostep": ("Two-step (construct every trend, then aggregate)",
                 "the brute-force reference; exponential in events per window"),
-        _engine("greta", "GRETA, each query alone"),
-        _engine("cogra", "COGRA, each query alone"),
-        Strategy("sharon", "Sharon shared executor", "shared", planner="sharon"),
-        Strategy("hamlet-dynamic", "Hamlet, dynamic per-burst sharing", "shared", planner="hamlet"),
-        Strategy("hamlet-static", "Hamlet executor, static sharing decisions", "shared", planner="hamlet-static"),
-        Strategy("auto", "auto: the plan of least estimated cost among the planners", "shared", planner="auto"),
-        Strategy("shared-all-static", "Hamlet executor, every sharable set shared, every burst", "forced",
-                 planner="static", note="measures the shared executor whatever the cost model says"),
-        Strategy("shared-all-dynamic", "Hamlet executor, every sharable set shared, per-burst decision", "forced",
-                 planner="dynamic", note="measures the shared executor whatever the cost model says"),
-        Strategy("eval-none", "trendlake eval, planner none (each query alone)", "cli", planner="none",
-                 note="the command end to end: reading the Parquet file, planning, evaluating, printing"),
-        Strategy("eval-hamlet", "trendlake eval --planner hamlet (statistics of the file computed each run)", "cli",
-                 planner="hamlet", note="the command end to end, planning from the file's statistics included"),
-        Strategy("eval-hamlet-plan", "trendlake eval --plan (a hamlet plan made once, before timing)", "cli",
-                 planner="hamlet-plan", note="the command end to end with a stored plan"),
-        Strategy("gloria", "GLORIA plan", "shared", planner="gloria"),
-        Strategy("gloria-greedy", "GLORIA's Greedy plan", "shared", planner="gloria-greedy"),
-        Strategy("weaveshare", "Weave Share plan", "shared", planner="weaveshare"),
-        Strategy("weaveshare-shared", "Shared (all queries in one pane tree)", "shared", planner="shared-panes"),
-        # optimizer-only comparisons: time build_plan, keep the estimated cost
-        Strategy("optimizer:none", "no sharing (reference)", "planner", planner="none"),
-        Strategy("optimizer:sharon", "Sharon optimizer", "planner", planner="sharon"),
-        Strategy("optimizer:exhaustive", "exhaustive search", "planner", planner="exhaustive"),
-        Strategy("optimizer:greedy", "greedy (GWMIN)", "planner", planner="greedy"),
-        Strategy("optimizer:gloria", "GLORIA optimizer", "planner", planner="gloria"),
-        Strategy("optimizer:gloria-noprune", "GLORIA without pruning (NoPrune)", "planner", planner="gloria-noprune"),
-        Strategy("optimizer:gloria-greedy", "GLORIA's Greedy optimizer", "planner", planner="gloria-greedy"),
-    )
+    "greta": ("GRETA, each query alone", ""),
+    "cogra": ("COGRA, each query alone", ""),
 }
+SHARED_NAMES = {"hamlet": "hamlet-dynamic"}  # the strategy of planner hamlet, as the records name it
+PLANNER_LABELS = {
+    "none": "no sharing",
+    "hamlet": "Hamlet, dynamic per-burst sharing",
+    "hamlet-static": "Hamlet executor, static sharing decisions",
+    "gloria": "GLORIA",
+    "gloria-noprune": "GLORIA without pruning (NoPrune)",
+    "gloria-greedy": "GLORIA's Greedy",
+    "share-all": "every sharable set shared",
+    "auto": "auto: the plan of least estimated cost among the planners",
+}
+
+
+def registered_strategies() -> dict[str, Strategy]:
+    """Every strategy this build can run: engine strategies and registered planners."""
+    from trendlake.optimizer.planners import PLANNERS
+
+    out = []
+    for name in engine.STRATEGIES:
+        label, note = ENGINE_LABELS.get(name, (f"{name}, each query alone", ""))
+        out.append(Strategy(name, label, "engine", engine_strategy=name, note=note))
+    for planner in PLANNERS:
+        label = PLANNER_LABELS.get(planner, planner)
+        if planner != "none":
+            out.append(Strategy(SHARED_NAMES.get(planner, planner), f"{label} plan", "shared", planner=planner))
+        out.append(Strategy(f"optimizer:{planner}", f"{label} optimizer", "planner", planner=planner))
+    if "share-all" in PLANNERS:
+        note = "measures the shared executor whatever the cost model says"
+        out += [Strategy("shared-all-static", "every sharable set shared, every burst", "forced",
+                         planner="static", note=note),
+                Strategy("shared-all-dynamic", "every sharable set shared, per-burst decision", "forced",
+                         planner="dynamic", note=note)]
+    out.append(Strategy("eval-none", "trendlake eval, planner none (each query alone)", "cli", planner="none",
+                        note="the command end to end: reading the Parquet file, planning, evaluating, printing"))
+    if "hamlet" in PLANNERS:
+        out += [Strategy("eval-hamlet", "trendlake eval --planner hamlet (statistics of the file computed each run)",
+                         "cli", planner="hamlet",
+                         note="the command end to end, planning from the file's statistics included"),
+                Strategy("eval-hamlet-plan", "trendlake eval --plan (a hamlet plan made once, before timing)", "cli",
+                         planner="hamlet-plan", note="the command end to end with a stored plan")]
+    return {s.name: s for s in out}
+
+
+STRATEGIES: dict[str, Strategy] = registered_strategies()
 
 
 def strategy(name: str) -> Strategy:
@@ -154,6 +161,11 @@ def strategy(name: str) -> Strategy:
         return STRATEGIES[name]
     except KeyError:
         raise ValueError(f"unknown benchmark strategy {name!r} (known: {', '.join(STRATEGIES)})") from None
+
+
+def planner_strategies() -> list[str]:
+    """``optimizer:<planner>`` for every registered planner: an optimizer figure times them all."""
+    return [n for n, s in STRATEGIES.items() if s.kind == "planner"]
 
 
 # ---- data --------------------------------------------------------------------------
@@ -480,13 +492,25 @@ class Figure:
             "extra": self.extra, "notes": self.notes,
         }
 
+    def ratio(self, slow: str, fast: str) -> list[float | None]:
+        """Per x: the value of ``slow`` / the value of ``fast`` (None where either is missing)."""
+        return [round(a / b, 3) if a and b else None
+                for a, b in zip(self.series.get(slow, []), self.series.get(fast, []), strict=False)]
+
+    def with_ratios(self, pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
+        """``to_dict`` with ``ratios`` "slow/fast" -> per-x ratio, for the pairs this figure holds."""
+        d = self.to_dict()
+        d["ratios"] = {f"{slow}/{fast}": self.ratio(slow, fast)
+                       for slow, fast in pairs if slow in self.series and fast in self.series}
+        return d
+
 
 class Recorder:
     """Collects the points, figures and agreement checks of one experiment."""
 
     def __init__(self, ctx: Context, strategies: Iterable[str]) -> None:
         self.ctx = ctx
-        self.strategy_names = list(dict.fromkeys(strategies))
+        self.strategy_names = [strategy(n).name for n in dict.fromkeys(strategies)]
         self.figures: list[Figure] = []
         self.points: list[dict[str, Any]] = []
         self.checks = 0
@@ -522,11 +546,6 @@ class Recorder:
                                      "queries": prepared.queries}
             if facts:
                 point.update(facts)
-            reason = s.missing()
-            if reason is not None:
-                point.update(status=NOT_BUILT, reason=reason)
-                self.points.append(point)
-                continue
             if name == "twostep" and max_paths is not None:
                 paths = enumeration_paths(prepared, events)
                 point["enumeration_paths"] = paths
@@ -571,11 +590,6 @@ class Recorder:
             point: dict[str, Any] = {"figure": fig.id, "x": x, "strategy": name, "queries": len(workload.queries)}
             if facts:
                 point.update(facts)
-            reason = s.missing()
-            if reason is not None:
-                point.update(status=NOT_BUILT, reason=reason)
-                self.points.append(point)
-                continue
             plan, times = timed(lambda s=s: optimizer.build_plan(workload, planner=s.planner, statistics=stats),
                                 self.ctx.repeat)
             median = statistics.median(times)
@@ -585,55 +599,46 @@ class Recorder:
             self.points.append(point)
         self.ctx.log(f"  {fig.id} {fig.x_label}={x}: planners timed")
 
-    def ratios(self, fig: Figure, slow: str, fast: str) -> list[float | None]:
-        """Per x: median time of ``slow`` / median time of ``fast`` (None where either did not run)."""
-        out = []
-        for a, b in zip(fig.series.get(slow, []), fig.series.get(fast, []), strict=False):
-            out.append(round(a / b, 3) if a and b else None)
-        return out
-
     def result(self, *, title: str, paper: str, paper_reported: list[str], compares: str,
                ratios: list[tuple[str, str]], extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """The experiment's JSON record (without machine facts, added by the suite)."""
-        statuses = {n: STRATEGIES[n].status() for n in self.strategy_names}
-        fig_dicts = []
-        headline: dict[str, Any] = {}
-        for fig in self.figures:
-            d = fig.to_dict()
-            d["ratios"] = {}
-            for slow, fast in ratios:
-                if slow in fig.strategies and fast in fig.strategies:
-                    values = self.ratios(fig, slow, fast)
-                    d["ratios"][f"{slow}/{fast}"] = values
-                    got = [v for v in values if v is not None]
-                    if got:
-                        headline[f"{fig.id}: {slow}/{fast}"] = {"min": min(got), "max": max(got)}
-            fig_dicts.append(d)
-        ran = sorted({p["strategy"] for p in self.points if p.get("status") == OK})
-        out = {
-            "experiment": self.ctx.name,
-            "title": title,
-            "paper": paper,
-            "compares": compares,
-            "paper_reported": paper_reported,
-            "size": self.ctx.size,
-            "repeat": self.ctx.repeat,
-            "seed": self.ctx.seed,
-            "stream": self.ctx.stream,
-            "data_source": data_source(self.ctx.stream),
-            "status": OK,
-            "strategies": statuses,
-            "strategies_ran": ran,
-            "not_built": sorted(n for n, s in statuses.items() if s["status"] == NOT_BUILT),
-            "figures": fig_dicts,
-            "ratios": headline,
-            "points": self.points,
-            "agreement": {
-                "checked": self.checks,
-                "all_agree": not self.disagreements,
-                "disagreements": self.disagreements,
-            },
-        }
-        if extra:
-            out.update(extra)
-        return out
+        return make_record(
+            self.ctx, title=title, paper=paper, paper_reported=paper_reported, compares=compares,
+            strategies={n: STRATEGIES[n].status() for n in self.strategy_names},
+            figures=[fig.with_ratios(ratios) for fig in self.figures], points=self.points, checks=self.checks,
+            disagreements=self.disagreements,
+            **{"stream": self.ctx.stream, "data_source": data_source(self.ctx.stream), **(extra or {})},
+        )
+
+
+def make_record(ctx: Context, *, title: str, paper: str, compares: str, strategies: dict[str, dict[str, Any]],
+                figures: list[dict[str, Any]], points: list[dict[str, Any]], checks: int,
+                disagreements: list[dict[str, Any]], paper_reported: Iterable[str] = (),
+                **extra: Any) -> dict[str, Any]:
+    """An experiment's JSON record (the suite adds the machine facts and the command): ``figures``
+    as ``Figure.with_ratios`` gives them, the headline ratios (min-max per figure and pair) taken
+    from theirs; ``checks`` agreement checks, of which ``disagreements`` failed."""
+    headline: dict[str, Any] = {}
+    for fig in figures:
+        for pair, values in fig.get("ratios", {}).items():
+            got = [v for v in values if v is not None]
+            if got:
+                headline[f"{fig['id']}: {pair}"] = {"min": min(got), "max": max(got)}
+    return {
+        "experiment": ctx.name,
+        "title": title,
+        "paper": paper,
+        "compares": compares,
+        "paper_reported": list(paper_reported),
+        "size": ctx.size,
+        "repeat": ctx.repeat,
+        "seed": ctx.seed,
+        "status": OK,
+        "strategies": strategies,
+        "strategies_ran": sorted({p["strategy"] for p in points if p.get("status") == OK}),
+        "figures": figures,
+        "ratios": headline,
+        "points": points,
+        "agreement": {"checked": checks, "all_agree": not disagreements, "disagreements": disagreements},
+        **extra,
+    }

@@ -21,7 +21,7 @@ The two plans alternate in each repeat (``optimize`` makes one current, then
 result tables are read back and must agree (floats to 1e-9 relative).
 
 Sizes: smoke 20k events, small 200k, full 2M (4.8 hours of the day); set
-``TRENDLAKE_REPLAY_BENCH_EVENTS`` to override the count. Each size but smoke
+``--events`` (or ``TRENDLAKE_REPLAY_BENCH_EVENTS``) to override the count. Each size but smoke
 first runs an untimed warm-up round; smoke checks that the experiment runs
 and agrees, its times compare nothing.
 """
@@ -45,13 +45,19 @@ QUERIES = 50
 STRATEGIES = ("replay-none", "replay-hamlet", "replay-forced")
 
 
+def add_options(p) -> None:
+    p.add_argument("--events", type=int, metavar="N",
+                   help="events in bronze (default by size: 20,000 / 200,000 / 2,000,000; or "
+                        "$TRENDLAKE_REPLAY_BENCH_EVENTS)")
+
+
 def _event_count(ctx: Context) -> int:
     import os
 
-    from benchmarks.replay_bench import EVENTS_ENV
+    from benchmarks.experiments.replay import EVENTS_ENV
 
     override = os.environ.get(EVENTS_ENV)
-    return int(float(override)) if override else int(ctx.pick(20_000, 200_000, 2_000_000))
+    return int(ctx.option("events", int(float(override)) if override else int(ctx.pick(20_000, 200_000, 2_000_000))))
 
 
 def _results(lake_root: Path, plan_raw: dict[str, Any]) -> list[dict[str, Any]]:
@@ -83,7 +89,7 @@ def run(ctx: Context) -> dict[str, Any]:
     from trendlake.jobs.statistics import file_statistics
     from trendlake.jobs.times import utc as _dt
 
-    from benchmarks.replay_bench import RATE, STREAM, build_bronze, replay_interval
+    from benchmarks.experiments.replay import RATE, STREAM, build_bronze, replay_interval
     from trendlake import engine, optimizer
 
     n_events = _event_count(ctx)
@@ -175,7 +181,6 @@ def run(ctx: Context) -> dict[str, Any]:
                 "replay-forced": {"label": "replay, every sharable set shared", "kind": "pipeline", "status": OK},
             },
             "strategies_ran": list(STRATEGIES),
-            "not_built": [],
             "figures": [{
                 "id": "replay_shared",
                 "title": f"hamlet-shared adjacent=true x{QUERIES} over {facts['events']:,} rides events",

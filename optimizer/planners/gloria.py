@@ -21,11 +21,21 @@ same propagations, with more snapshots.
 Estimates: GLORIA's cost model (Eq. 2-4) counts propagations, not the
 engine's steps; a group's ``estimated_cost`` is its queries' cost alone in
 steps (``optimizer.cost.alone_costs``) and that times GLORIA's shared /
-non-shared ratio times ``optimizer.cost.SEQUENCE_STEP_COST`` (the executor's
-measured cost against its queries alone per unit of that ratio,
-``benchmarks/calibrate_sequence.py``). A group can therefore be estimated
-dearer than its queries alone: ``gloria`` still writes the plan GLORIA
-chose (as the paper's planner), and ``auto`` rejects it.
+non-shared ratio times the step cost of the executor that runs the group
+(recorded as the group's ``parameters.step_cost``):
+``optimizer.cost.SEQUENCE_COMPILED_STEP_COST`` for groups of count-only
+queries (COUNT(*), COUNT(E): the compiled pass), else
+``optimizer.cost.SEQUENCE_STEP_COST`` (the Python executor); each the
+executor's measured cost against its queries alone per unit of that ratio.
+A group can therefore be estimated dearer than its queries alone: ``gloria``
+still writes the plan GLORIA chose (as the paper's planner), and ``auto``
+rejects it.
+
+A candidate mixing count-only queries with queries of other aggregates is
+also planned as two candidates, its count-only queries and the others (a
+group holding one query with a sum runs entirely on the Python executor):
+the planner keeps the groups of these two that are estimated to save, where
+they save more than the candidate's own group.
 """
 
 from __future__ import annotations
@@ -34,7 +44,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from trendlake.optimizer.candidates import Candidates, sequence
-from trendlake.optimizer.cost import SEQUENCE_STEP_COST, alone_costs, rates_for, selectivity
+from trendlake.optimizer.candidates.kleene import counts_only
+from trendlake.optimizer.cost import (
+    SEQUENCE_COMPILED_STEP_COST,
+    SEQUENCE_STEP_COST,
+    alone_costs,
+    rates_for,
+    selectivity,
+)
 from trendlake.optimizer.gloria import Constants, from_entries, greedy, optimize
 
 __all__ = ["plan_gloria", "plan_greedy", "plan_noprune"]
@@ -61,16 +78,34 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
     groups = []
     for cand in candidates.get(sequence.KIND, []):
         members = [entries[q] for q in cand.queries]
-        within = members[0]["window"]["within_us"]
-        types = {v["type"] for e in members for v in e["variables"] if not v["negated"]}
-        rates = rates_for(statistics, within, types)
-        sel = {(e["name"], var): selectivity(statistics, e["name"], var, True)
-               for e in members for var, preds in e["local_predicates"].items() if preds}
-        found = search(from_entries(members, rates.events, sel))
-        group = _group(entries, found, statistics)
-        if group is not None:
-            groups.append(group)
+        found = _groups(entries, members, statistics, search)
+        counting = [e for e in members if counts_only(e)]
+        if 2 <= len(counting) < len(members):
+            # the count-only queries on the compiled pass, the others apart
+            rest = [e for e in members if not counts_only(e)]
+            split = _groups(entries, counting, statistics, search)
+            split += _groups(entries, rest, statistics, search) if len(rest) >= 2 else []
+            split = [g for g in split if _saving([g]) > 0]
+            if split and _saving(split) > _saving(found):
+                found = split
+        groups += found
     return groups
+
+
+def _saving(groups: list[dict[str, Any]]) -> float:
+    return sum(g["estimated_cost"]["non_shared"] - g["estimated_cost"]["shared"] for g in groups)
+
+
+def _groups(entries: Mapping[str, dict[str, Any]], members: list[dict[str, Any]], statistics: Any,
+            search: Any) -> list[dict[str, Any]]:
+    """The group GLORIA plans for ``members`` (none or one)."""
+    within = members[0]["window"]["within_us"]
+    types = {v["type"] for e in members for v in e["variables"] if not v["negated"]}
+    rates = rates_for(statistics, within, types)
+    sel = {(e["name"], var): selectivity(statistics, e["name"], var, True)
+           for e in members for var, preds in e["local_predicates"].items() if preds}
+    group = _group(entries, search(from_entries(members, rates.events, sel)), statistics)
+    return [] if group is None else [group]
 
 
 def _group(entries: Mapping[str, dict[str, Any]], found: Any, statistics: Any) -> dict[str, Any] | None:
@@ -91,15 +126,17 @@ def _group(entries: Mapping[str, dict[str, Any]], found: Any, statistics: Any) -
                 qsets.setdefault((t.source, t.target), []).append((kept, qs.snapshot or t.source))
     alone = sum(alone_costs({q: entries[q] for q in queries}, statistics).values())
     # GLORIA's ratio in the engine's steps: its executor's measured cost per unit of the ratio
-    ratio = SEQUENCE_STEP_COST * (found.cost / found.non_shared_cost if found.non_shared_cost > 0 else 1.0)
-    group = sequence.group(entries, queries, qsets, parameters={}, estimated_cost=(alone * ratio, alone))
+    step = SEQUENCE_COMPILED_STEP_COST if all(counts_only(entries[q]) for q in queries) else SEQUENCE_STEP_COST
+    ratio = step * (found.cost / found.non_shared_cost if found.non_shared_cost > 0 else 1.0)
+    parameters = {"step_cost": step}
+    group = sequence.group(entries, queries, qsets, parameters=parameters, estimated_cost=(alone * ratio, alone))
     if _problems(group, entries):
         # a Q-set whose snapshots are of another type than its source type continues the
         # expression of that source type, which the executor takes only where every query
         # reaches it through one such expression (docs/plan-format.md, kind sequence); GLORIA's
         # shared cycles need not: then each shared Q-set snapshots its own source type
         roots = {t: [(qs, t[0]) for qs, _ in sets] for t, sets in qsets.items()}
-        group = sequence.group(entries, queries, roots, parameters={}, estimated_cost=(alone * ratio, alone))
+        group = sequence.group(entries, queries, roots, parameters=parameters, estimated_cost=(alone * ratio, alone))
     return group
 
 

@@ -28,7 +28,7 @@ try:  # optional: built where a C compiler is at hand (setup.py)
 except ImportError:  # pragma: no cover - an install without the extension
     _typed = None
 
-__all__ = ["COMPILED", "available", "chains", "run"]
+__all__ = ["COMPILED", "MaskClasses", "available", "chains", "decode_counts", "run"]
 
 COMPILED = True  # False: every type-grained group runs on the Python executor
 MAX_CHAIN_TRIES = 16  # chains a class is tried against before it starts a chain of its own
@@ -55,6 +55,29 @@ def chains(masks: Sequence[np.ndarray]) -> list[list[int]]:
         else:
             out.append([c])
     return out
+
+
+class MaskClasses:
+    """Distinct masks, numbered in the order first seen: the same mask object, or an equal
+    mask, gets the number it got first. The masks seen are kept, so that no other array
+    takes the identity of one of them."""
+
+    def __init__(self) -> None:
+        self.masks: list[np.ndarray] = []
+        self._found: dict[Any, int] = {}
+        self._seen: list[np.ndarray] = []
+
+    def index(self, mask: np.ndarray) -> int:
+        d = self._found.get(id(mask))
+        if d is None:
+            key = np.packbits(mask).tobytes()
+            d = self._found.get(key)
+            if d is None:
+                d = self._found[key] = len(self.masks)
+                self.masks.append(np.ascontiguousarray(mask, dtype=bool))
+            self._found[id(mask)] = d
+            self._seen.append(mask)
+        return d
 
 
 def run(
@@ -85,41 +108,54 @@ def run(
     ts = np.ascontiguousarray(ts, dtype=np.int64)
     # every row visited (the usual case: the group's queries cover the stream): no index
     visit = None if n == len(ts) else np.ascontiguousarray(idx, dtype=np.int64)
+    # classes: the members matching the same events of K; then chains of nested classes
+    # (nested over every row of the key set, then also over the visited ones)
+    kclasses = MaskClasses()
+    member_class = [kclasses.index(np.asarray(masks[q.name][shared[q.name]])) for q in queries]
+    chain_list = chains(kclasses.masks)
+    own = _own_events(queries, layouts, shared, masks, member_class)
+    if own is None:
+        return None  # a row matching two variables of one query: the Python executor
+    omasks, subs, members = own
+    per_window = stats is not None and stats.per_window is not None
+    first = queries[0]
+    got = _typed.run(
+        ts, visit, pstarts, tuple(kclasses.masks), tuple(tuple(c) for c in chain_list), tuple(omasks),
+        tuple(tuple(x) for x in subs), tuple(members), int(first.within), int(first.slide), per_window,
+    )
+    if got is None:
+        return None
+    mem_b, part_b, k_b, val_b, counters, pw_b = got
+    part_ids = kid[pstarts].tolist()
+    if stats is not None:
+        _add_counters(stats, counters, pw_b, part_ids)
+    if mem_b:  # else no window with a trend (an empty buffer comes back as None)
+        mem = np.frombuffer(mem_b, dtype=np.int64)
+        values = decode_counts(val_b, len(mem), 1 + max(len(lay.cvars) for lay in layouts))
+        parts = np.asarray(part_ids, dtype=object)[np.frombuffer(part_b, dtype=np.int64)]
+        _results_by_member(out, queries, layouts, mem, parts, np.frombuffer(k_b, dtype=np.int64), values)
+    return out
 
-    # classes: the members matching the same events of K (the same mask object, or equal
-    # masks); then chains of nested classes
-    def distinct(mask: np.ndarray, found: dict[Any, int], kept: list[np.ndarray]) -> int:
-        d = found.get(id(mask))
-        if d is None:
-            key = np.packbits(mask).tobytes()
-            d = found.get(key)
-            if d is None:
-                d = found[key] = len(kept)
-                kept.append(np.ascontiguousarray(mask, dtype=bool))
-            found[id(mask)] = d
-        return d
 
-    kfound: dict[Any, int] = {}
-    kmasks: list[np.ndarray] = []
-    member_class = [distinct(np.asarray(masks[q.name][shared[q.name]]), kfound, kmasks) for q in queries]
-    # nested over every row of the key set (then also over the visited ones)
-    chain_list = chains(kmasks)
-
-    # the members' own events: the distinct masks of their other variables, each with the
-    # (member, variable) pairs it feeds
-    ofound: dict[Any, int] = {}
-    omasks: list[np.ndarray] = []
+def _own_events(
+    queries: Sequence[CompiledQuery], layouts: list[Layout], shared: Mapping[str, str],
+    masks: Mapping[str, Mapping[str, np.ndarray]], member_class: list[int],
+) -> tuple[list[np.ndarray], list[list[int]], list[tuple]] | None:
+    """The members' own events: the distinct masks of their other variables, each with the
+    (member, variable) pairs it feeds, and per member the tuple the pass reads its template
+    from; None when a row matches two variables of one query."""
+    oclasses = MaskClasses()
     subs: list[list[int]] = []
     members = []
     for j, (q, lay) in enumerate(zip(queries, layouts, strict=True)):
         kv = lay.index[shared[q.name]]
         types = [q.variables[v].type for v in lay.vars]
         if len(set(types)) < len(types) and _overlap(q, lay, masks[q.name]):
-            return None  # a row matching two variables of one query: the Python executor
+            return None
         for v, name in enumerate(lay.vars):
             if v == kv:
                 continue
-            d = distinct(np.asarray(masks[q.name][name]), ofound, omasks)
+            d = oclasses.index(np.asarray(masks[q.name][name]))
             if d == len(subs):
                 subs.append([])
             subs[d] += [j, v]
@@ -131,50 +167,48 @@ def run(
             tuple(int(rank[v] < rank[kv]) for v in range(len(lay.vars))),
             tuple(tuple(p) for p in lay.preds), tuple(lay.index.get(e, -1) for e in lay.cvars), tuple(lay.end),
         ))
-    per_window = stats is not None and stats.per_window is not None
-    first = queries[0]
-    got = _typed.run(
-        ts, visit, pstarts, tuple(kmasks), tuple(tuple(c) for c in chain_list), tuple(omasks),
-        tuple(tuple(x) for x in subs), tuple(members), int(first.within), int(first.slide), per_window,
-    )
-    if got is None:
-        return None
-    mem_b, part_b, k_b, val_b, counters, pw_b = got
-    part_ids = kid[pstarts].tolist()
-    if stats is not None:
-        windows, graphlets, bursts, events, snapshots, rebases, _updates, _steps = counters
-        stats.windows += windows
-        stats.graphlets += graphlets
-        stats.bursts += bursts
-        stats.shared_bursts += bursts
-        stats.shared_events += events
-        stats.snapshots += snapshots
-        stats.rebases += rebases
-        if per_window and pw_b:
-            for p, k, b, s in np.frombuffer(pw_b, dtype=np.int64).reshape(-1, 4).tolist():
-                counts = stats.per_window.setdefault((part_ids[p], k), [0, 0, 0, 0, 0])
-                counts[0] += b
-                counts[1] += b
-                counts[4] += s
-    if not mem_b:  # no window with a trend (an empty buffer comes back as None)
-        return out
-    mem = np.frombuffer(mem_b, dtype=np.int64)
-    width = 1 + max(len(lay.cvars) for lay in layouts)
-    pairs = np.frombuffer(val_b, dtype=np.uint64).reshape(len(mem) * width, 2)
+    return oclasses.masks, subs, members
+
+
+def _add_counters(stats: Any, counters: tuple, pw_b: Any, part_ids: list[Any]) -> None:
+    """The pass's counters into ``stats`` (a ``SharedStats``), per window where it asks."""
+    windows, graphlets, bursts, events, snapshots, rebases, _updates, _steps = counters
+    stats.windows += windows
+    stats.graphlets += graphlets
+    stats.bursts += bursts
+    stats.shared_bursts += bursts
+    stats.shared_events += events
+    stats.snapshots += snapshots
+    stats.rebases += rebases
+    if stats.per_window is not None and pw_b:
+        for p, k, b, s in np.frombuffer(pw_b, dtype=np.int64).reshape(-1, 4).tolist():
+            counts = stats.per_window.setdefault((part_ids[p], k), [0, 0, 0, 0, 0])
+            counts[0] += b
+            counts[1] += b
+            counts[4] += s
+
+
+def decode_counts(buffer: bytes, rows: int, width: int) -> np.ndarray:
+    """The pass's 128-bit counts (``rows`` x ``width`` pairs of uint64, low word first) as a
+    matrix: uint64 while every high word is 0, else Python ints, NaN where both words are
+    all ones (a saturated count)."""
+    pairs = np.frombuffer(buffer, dtype=np.uint64).reshape(rows * width, 2)
     low, high = pairs[:, 0], pairs[:, 1]
-    if high.any():
-        saturated = (low == _ALL_ONES) & (high == _ALL_ONES)
-        big = low.astype(object) + (high.astype(object) << 64)
-        big[saturated] = NAN
-        values = big.reshape(len(mem), width)
-    else:
-        values = low.reshape(len(mem), width)
-    # the results come per window, every member's in turn: by member
+    if not high.any():
+        return low.reshape(rows, width)
+    saturated = (low == _ALL_ONES) & (high == _ALL_ONES)
+    big = low.astype(object) + (high.astype(object) << 64)
+    big[saturated] = NAN
+    return big.reshape(rows, width)
+
+
+def _results_by_member(
+    out: dict[str, dict[tuple[int, int], WindowResult]], queries: Sequence[CompiledQuery], layouts: list[Layout],
+    mem: np.ndarray, parts: np.ndarray, ks: np.ndarray, values: np.ndarray,
+) -> None:
+    """The results, which come per window with every member's in turn, by member."""
     order = np.argsort(mem, kind="stable")
-    mem = mem[order]
-    values = values[order]
-    parts = np.asarray(part_ids, dtype=object)[np.frombuffer(part_b, dtype=np.int64)[order]]
-    ks = np.frombuffer(k_b, dtype=np.int64)[order]
+    mem, parts, ks, values = mem[order], parts[order], ks[order], values[order]
     mem_l = mem.tolist()
     bounds = np.flatnonzero(np.diff(mem)) + 1
     for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(mem_l)], strict=True):
@@ -189,7 +223,6 @@ def run(
         else:
             for key, trends in zip(keys, values[lo:hi, 0].tolist(), strict=True):
                 target[key] = WindowResult(trends)
-    return out
 
 
 def _overlap(query: CompiledQuery, layout: Layout, masks: Mapping[str, np.ndarray]) -> bool:

@@ -39,6 +39,14 @@ window ``k`` includes are those whose windows contain ``k``.
 Counts saturate as in GRETA: a coefficient past ``CAP`` is kept at ``CAP + 1``
 (the count it multiplies is then past ``CAP`` for any query that has trends
 there) and the sums it carries become NaN.
+
+``GraphPartition`` runs one partition in that order: ``snapshot`` (a new
+snapshot; a member whose ``B`` changed starts an epoch with it),
+``shared_vertices`` (the rows ``M``, ``C``, ``A_a``, ``N_a``, ``X_a`` of new
+events of ``K``, kept in ``coefficients.Coefficients``), ``k_total`` (the
+combination ``Σ_s`` over a window's snapshots), ``own_vertex`` and
+``predecessors`` (a member's own events, as GRETA evaluates them), ``commit``
+and ``close_before`` (results where ``K`` ends the pattern).
 """
 
 from __future__ import annotations
@@ -59,7 +67,10 @@ from trendlake.engine.shared.kleene.coefficients import Coefficients, column_dty
 from trendlake.engine.timeline import window_range
 from trendlake.engine.vertices import VarList, Vertex
 
-__all__ = ["member_problem", "run_group", "supports", "uses_graph", "visited_column"]
+__all__ = [
+    "GraphMember", "GraphPartition", "member_problem", "run_group", "supports", "time_stamp_groups", "uses_graph",
+    "visited_column",
+]
 
 M_KEY, C_KEY = ("M", ""), ("C", "")
 
@@ -120,7 +131,7 @@ def _has_cycle(q: CompiledQuery) -> bool:
     return has_cycle((t.src, t.dst) for t in q.transitions)
 
 
-class _Member:
+class GraphMember:
     """One query of the group: its algebra and where the shared variable sits in it."""
 
     def __init__(self, q: CompiledQuery, var: str) -> None:
@@ -157,7 +168,7 @@ def run_group(
     stats: Any,
 ) -> dict[str, dict[tuple[int, int], WindowResult]]:
     """Results per query and (partition id, window index); arguments as ``typed.run_group``."""
-    members = [_Member(q, shared[q.name]) for q in queries]
+    members = [GraphMember(q, shared[q.name]) for q in queries]
     first = queries[0]
     within, slide = first.within, first.slide
     exact = any(m.alg.exact for m in members)
@@ -170,20 +181,7 @@ def run_group(
         for a, c in cols.items()
     }
     kmask = masks[members[0].q.name][members[0].var][idx].tolist()
-    # per visited row: the (member, variable) pairs it matches, the shared variable aside
-    matches: dict[int, list[tuple[int, str]]] = {}
-    for j, m in enumerate(members):
-        for v in m.others:
-            for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
-                matches.setdefault(r, []).append((j, v))
-    # per member with negation: the rows its negated variables match, with their type
-    neg_rows: dict[int, dict[int, str]] = {}
-    for j, m in enumerate(members):
-        if m.negated:
-            rows_j = neg_rows[j] = {}
-            for v in m.negated:
-                for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
-                    rows_j[r] = m.q.variables[v].type
+    matches, neg_rows = _own_rows(members, masks, idx)
     sum_attrs = sorted({a for m in members for _, a in m.k_sums})
     min_attrs = sorted({a for m in members for _, a in m.k_mins})
     max_attrs = sorted({a for m in members for _, a in m.k_maxs})
@@ -213,7 +211,7 @@ def run_group(
         part = kid_l[lo]
         while hi < n and kid_l[hi] == part:
             hi += 1
-        runner = _Partition(
+        runner = GraphPartition(
             members, within, slide, adj_k, exact, need_c, sum_attrs, min_attrs, max_attrs, stats, dtypes, adj_exprs
         )
         runner.part_key = part
@@ -227,11 +225,30 @@ def run_group(
     return out
 
 
-class _Partition:
+def _own_rows(members: list[GraphMember], masks: Mapping[str, Mapping[str, np.ndarray]],
+              idx: np.ndarray) -> tuple[dict[int, list[tuple[int, str]]], dict[int, dict[int, str]]]:
+    """Per visited row the (member, variable) pairs it matches, the shared variable aside; per
+    member with negation the rows its negated variables match, with their type."""
+    matches: dict[int, list[tuple[int, str]]] = {}
+    for j, m in enumerate(members):
+        for v in m.others:
+            for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
+                matches.setdefault(r, []).append((j, v))
+    neg_rows: dict[int, dict[int, str]] = {}
+    for j, m in enumerate(members):
+        if m.negated:
+            rows_j = neg_rows[j] = {}
+            for v in m.negated:
+                for r in np.flatnonzero(masks[m.q.name][v][idx]).tolist():
+                    rows_j[r] = m.q.variables[v].type
+    return matches, neg_rows
+
+
+class GraphPartition:
     """The shared graph and the members' own vertices over one partition."""
 
     def __init__(
-        self, members: list[_Member], within: int, slide: int, adj_k: Any, exact: bool,
+        self, members: list[GraphMember], within: int, slide: int, adj_k: Any, exact: bool,
         need_c: bool, sum_attrs: list[str], min_attrs: list[str], max_attrs: list[str], stats: Any,
         dtypes: dict[str, Any], adj_exprs: list[dict[str, Any]] | None,
     ) -> None:
@@ -261,6 +278,20 @@ class _Partition:
         # per member, created on its first event: running totals and kept vertices per variable
         self.totals: dict[int, dict[str, Aggs]] = {}
         self.first_live = 0  # snapshots before it are in no open window
+        # the pass (``run``): per member with results its aggregates per window, its kept
+        # vertices per variable and the kmin they were pruned to; the open windows; the
+        # snapshot K events join while no B changes; negation state per member
+        self.results: dict[int, Aggs] = {}
+        self.lists: dict[int, dict[str, VarList]] = {}
+        self.pruned: dict[int, int] = {}
+        self.open_windows: set[int] = set()
+        self.cur: int | None = None
+        self.negs: dict[int, Negations] = {}
+        self.neg_groups: dict[int, list[tuple[int, list[Event]]]] = {}
+        # per time stamp: (member, window) -> k_total, and per member with negation the
+        # latest matches before it
+        self.k_totals: dict[tuple[int, int], Any] = {}
+        self.latest: dict[int, dict[int, int | None]] = {}
 
     # -- a member's running total of K in window k: Σ over the window's snapshots -----------
     def k_total(self, j: int, k: int) -> Any:
@@ -366,176 +397,221 @@ class _Partition:
         adj_k = self.adj_k
         return np.fromiter((adj_k(p, e_attrs) for p in live), dtype=bool, count=n)
 
+    # -- the pass over the partition, one time stamp at a time -----------------------------
     def run(
         self, lo: int, hi: int, ts_l: list[int], kmask: list[bool], matches: dict[int, list[tuple[int, str]]],
         row_attrs: Any, neg_rows: dict[int, dict[int, str]],
     ) -> dict[int, Aggs]:
-        """Per member (index) with results: its aggregates per window."""
-        members = self.members
-        within, slide = self.within, self.slide
-        adj_k = self.adj_k
-        stats = self.stats
-        results: dict[int, Aggs] = {}
-        lists: dict[int, dict[str, VarList]] = {}
-        open_windows: set[int] = set()
-        pruned: dict[int, int] = {}  # the kmin a member's vertices were pruned to
-        cur: int | None = None  # the snapshot K events join, while no B changes
-        per_window = stats.per_window
-        # negation (a member's own transitions, leading and trailing NOTs): GRETA's state per
-        # member over the partition's time-stamp groups, holding the events its negated
-        # variables match
-        bounds: list[tuple[int, int]] = []
-        x = lo
-        while x < hi:
-            y = x
-            while y < hi and ts_l[y] == ts_l[x]:
-                y += 1
-            bounds.append((x, y))
-            x = y
-        neg_groups: dict[int, list[tuple[int, list[Event]]]] = {}
-        negs: dict[int, Negations] = {}
+        """Per member (index) with results: its aggregates per window. Per time stamp: close the
+        windows that ended, prune, add the events of K to the shared graph (``shared_vertices``),
+        evaluate the members' own events (``own_vertex``), then commit both."""
+        bounds = time_stamp_groups(ts_l, lo, hi)
+        self.start_negations(bounds, ts_l, row_attrs, neg_rows)
+        for gi, (r, g_hi) in enumerate(bounds):
+            t = ts_l[r]
+            windows = window_range(t, self.within, self.slide)
+            self.close_before(windows.start)
+            self.advance(windows)
+            self.k_totals = {}
+            self.latest = {}
+            new_k = self.shared_vertices([x for x in range(r, g_hi) if kmask[x]], windows, row_attrs)
+            new_v: dict[int, list[Vertex]] = {}
+            for x in range(r, g_hi):
+                for j, v in matches.get(x, ()):
+                    vx = self.own_vertex(j, v, t, gi, windows, row_attrs(x))
+                    if vx is not None:
+                        new_v.setdefault(j, []).append(vx)
+            self.commit(new_k, new_v, windows)
+            for j, negs_j in self.negs.items():
+                negs_j.advance(t, self.neg_groups[j][gi][1])
+        self.close_before(10**30 if not self.open_windows else max(self.open_windows) + 1)
+        return self.results
+
+    def start_negations(self, bounds: list[tuple[int, int]], ts_l: list[int], row_attrs: Any,
+                        neg_rows: dict[int, dict[int, str]]) -> None:
+        """Negation (a member's own transitions, leading and trailing NOTs): GRETA's state per
+        member over the partition's time-stamp groups, holding the events its negated
+        variables match."""
         for j, rows_j in neg_rows.items():
             groups_j = [
                 (ts_l[a], [Event(ts_l[x], x, rows_j[x], row_attrs(x)) for x in range(a, b) if x in rows_j])
                 for a, b in bounds
             ]
-            neg_groups[j] = groups_j
-            negs[j] = Negations(members[j].q, groups_j)
+            self.neg_groups[j] = groups_j
+            self.negs[j] = Negations(self.members[j].q, groups_j)
 
-        def close_before(kmin: int) -> None:
-            for k in sorted(w for w in open_windows if w < kmin):
-                open_windows.discard(k)
-                for j in self.epochs:
-                    m = members[j]
-                    if m.k_end:
-                        total = self.k_total(j, k)
-                        if total is not None:
-                            merge_aggs(m.alg, results.setdefault(j, {}), {k: _bounded(m.alg, total)})
+    def close_before(self, kmin: int) -> None:
+        """Close the windows before ``kmin``: where K ends a member's pattern, its running total
+        of K in the window is a result."""
+        for k in sorted(w for w in self.open_windows if w < kmin):
+            self.open_windows.discard(k)
+            for j in self.epochs:
+                m = self.members[j]
+                if m.k_end:
+                    total = self.k_total(j, k)
+                    if total is not None:
+                        merge_aggs(m.alg, self.results.setdefault(j, {}), {k: _bounded(m.alg, total)})
 
-        for gi, (r, g_hi) in enumerate(bounds):
-            t = ts_l[r]
-            windows = window_range(t, within, slide)
-            kmin, kmax = windows.start, windows.stop - 1
-            close_before(kmin)
-            new_windows = [k for k in windows if k not in open_windows]
-            open_windows.update(windows)
-            stats.windows += len(new_windows)
-            # prune: expired vertices and snapshots in no open window (a member's own vertices
-            # when it reads them)
-            self.coef.prune(kmin)
-            first_live = self.first_live
-            while self.first_live < len(self.snap_windows) and self.snap_windows[self.first_live].stop <= kmin:
-                self.first_live += 1
-            if self.first_live != first_live:
-                for j, epochs in self.epochs.items():
-                    off = self.epoch_off.get(j, 0)
-                    while off + 1 < len(epochs) and epochs[off + 1][0] <= self.first_live:
-                        off += 1
-                    self.epoch_off[j] = off
-            self.coef.drop_columns_before(self.first_live)
+    def advance(self, windows: range) -> None:
+        """Open the new windows; prune the expired vertices of K and the snapshots in no open
+        window (a member's own vertices when it reads them, ``own_state``)."""
+        kmin = windows.start
+        new_windows = [k for k in windows if k not in self.open_windows]
+        self.open_windows.update(windows)
+        self.stats.windows += len(new_windows)
+        self.coef.prune(kmin)
+        first_live = self.first_live
+        while self.first_live < len(self.snap_windows) and self.snap_windows[self.first_live].stop <= kmin:
+            self.first_live += 1
+        if self.first_live != first_live:
+            for j, epochs in self.epochs.items():
+                off = self.epoch_off.get(j, 0)
+                while off + 1 < len(epochs) and epochs[off + 1][0] <= self.first_live:
+                    off += 1
+                self.epoch_off[j] = off
+        self.coef.drop_columns_before(self.first_live)
 
-            new_k: list[tuple[dict[Any, np.ndarray], dict[str, Any]]] = []
-            new_v: dict[int, list[Vertex]] = {}
-            k_rows = [x for x in range(r, g_hi) if kmask[x]]
-            ktot_cache: dict[tuple[int, int], Any] = {}
-            latest: dict[int, dict[int, int | None]] = {}  # per member with negation, before this group
-            if k_rows:
-                if cur is None or self.snap_windows[cur] != windows:
-                    cur = self.snapshot(windows)
-                stats.bursts += len(windows)
-                stats.shared_bursts += len(windows)
-                stats.shared_events += len(k_rows) * len(windows)
-                if per_window is not None:
-                    for k in windows:
-                        pw = per_window.setdefault((self.part_key, k), [0, 0, 0, 0, 0])
-                        pw[0] += 1
-                        pw[1] += 1
-                live = self.coef.live_attrs() if adj_k is not None else None
-                cache: dict[str, Any] = {}
-                for x in k_rows:
-                    e_attrs = row_attrs(x)
-                    mask = None if live is None else self._adjacent(live, e_attrs, cache)
-                    new_k.append((self.coef.vertex(cur, mask, e_attrs), e_attrs))
-            for x in range(r, g_hi):
-                for j, v in matches.get(x, ()):
-                    m = members[j]
-                    alg = m.alg
-                    lists_j = lists.get(j)
-                    if lists_j is None:
-                        lists_j = lists[j] = {x: VarList() for x in m.others}
-                        totals_j = self.totals[j] = {x: {} for x in m.others}
-                    else:
-                        totals_j = self.totals[j]
-                    if pruned.get(j) != kmin:
-                        pruned[j] = kmin
-                        for vl in lists_j.values():
-                            vl.prune(kmin, None)
-                        for tot in totals_j.values():
-                            for k in [k for k in tot if k < kmin]:
-                                del tot[k]
-                    e_attrs = row_attrs(x)
-                    starts = _ALWAYS if v in m.q.start else None
-                    end_bound = None
-                    negs_j = negs.get(j)
-                    if negs_j is not None:
-                        lat = latest.get(j)
-                        if lat is None:
-                            lat = latest[j] = negs_j.latest()
-                        sb = negs_j.start_bound(lat)
-                        if starts is not None and sb is not None:
-                            starts = _starts_after(sb, slide)
-                        end_bound = negs_j.end_bound(gi)
-                    acc: Aggs = {}
-                    for tr in m.q.predecessors[v]:
-                        src = tr.src
-                        if src == m.var:
-                            for k in windows:
-                                key = (j, k)
-                                if key not in ktot_cache:
-                                    ktot_cache[key] = self.k_total(j, k)
-                                tot = ktot_cache[key]
-                                if tot is not None:
-                                    alg.add_into(acc, {k: tot}, kmin)
-                        elif (src, v) in m.free:
-                            alg.add_into(acc, totals_j[src], kmin)
-                        else:
-                            vl = lists_j[src]
-                            adjacent = tr.adjacent
-                            bound = None
-                            if tr.negations:
-                                bound = max_bound([latest[j][n] for n in tr.negations])
-                            for p in islice(vl.vertices, vl.from_time(bound), None):
-                                if adjacent is None or adjacent(p.attrs, e_attrs):
-                                    alg.add_into(acc, p.prop, kmin)
-                    aggs = alg.finish(acc, windows, starts, v, e_attrs)
-                    if not aggs:
-                        continue
-                    if v in m.q.end:
-                        counted = aggs if end_bound is None else {
-                            # a trailing NOT matched before these windows' end
-                            k: a for k, a in aggs.items() if not end_bound < k * slide + within
-                        }
-                        merge_aggs(alg, results.setdefault(j, {}), counted)
-                    if m.q.successors[v]:
-                        new_v.setdefault(j, []).append(Vertex(t, e_attrs, v, aggs, kmax))
-            # commit: this time stamp's vertices become predecessors of later ones
-            for row, e_attrs in new_k:
-                self.coef.commit(row, e_attrs, kmax, adj_k is not None)
-            for j, vxs in new_v.items():
-                m = members[j]
-                for vx in vxs:
-                    lists[j][vx.var].append(vx)
-                    m.alg.add_into(self.totals[j][vx.var], vx.prop, kmin)
-                    if vx.var in m.into_k:
-                        cur = None  # B changes: the next K events start a new snapshot
-                        self.dirty.add(j)
-                        self.active.add(j)
-            for j, negs_j in negs.items():
-                negs_j.advance(t, neg_groups[j][gi][1])
-        close_before(10**30 if not open_windows else max(open_windows) + 1)
-        return results
+    def shared_vertices(self, k_rows: list[int], windows: range,
+                        row_attrs: Any) -> list[tuple[dict[Any, np.ndarray], dict[str, Any]]]:
+        """The coefficient rows of this time stamp's events of K (in the current snapshot, a new
+        one when B changed or the windows did), connected to the live vertices of K the
+        adjacent predicate allows; committed after the members' own events."""
+        new_k: list[tuple[dict[Any, np.ndarray], dict[str, Any]]] = []
+        if not k_rows:
+            return new_k
+        if self.cur is None or self.snap_windows[self.cur] != windows:
+            self.cur = self.snapshot(windows)
+        stats = self.stats
+        stats.bursts += len(windows)
+        stats.shared_bursts += len(windows)
+        stats.shared_events += len(k_rows) * len(windows)
+        if stats.per_window is not None:
+            for k in windows:
+                pw = stats.per_window.setdefault((self.part_key, k), [0, 0, 0, 0, 0])
+                pw[0] += 1
+                pw[1] += 1
+        live = self.coef.live_attrs() if self.adj_k is not None else None
+        cache: dict[str, Any] = {}
+        for x in k_rows:
+            e_attrs = row_attrs(x)
+            mask = None if live is None else self._adjacent(live, e_attrs, cache)
+            new_k.append((self.coef.vertex(self.cur, mask, e_attrs), e_attrs))
+        return new_k
+
+    def own_state(self, j: int, kmin: int) -> tuple[dict[str, VarList], dict[str, Aggs]]:
+        """Member j's kept vertices and running totals per own variable, created on its first
+        event, pruned to ``kmin``."""
+        m = self.members[j]
+        lists_j = self.lists.get(j)
+        if lists_j is None:
+            lists_j = self.lists[j] = {x: VarList() for x in m.others}
+            totals_j = self.totals[j] = {x: {} for x in m.others}
+        else:
+            totals_j = self.totals[j]
+        if self.pruned.get(j) != kmin:
+            self.pruned[j] = kmin
+            for vl in lists_j.values():
+                vl.prune(kmin, None)
+            for tot in totals_j.values():
+                for k in [k for k in tot if k < kmin]:
+                    del tot[k]
+        return lists_j, totals_j
+
+    def own_vertex(self, j: int, v: str, t: int, gi: int, windows: range, e_attrs: dict[str, Any]) -> Vertex | None:
+        """Member j's event of its variable ``v`` (time-stamp group ``gi``), as GRETA evaluates
+        it: its aggregates from its predecessors, counted where ``v`` ends the pattern; the
+        vertex to keep when ``v`` has successors."""
+        m = self.members[j]
+        alg = m.alg
+        lists_j, totals_j = self.own_state(j, windows.start)
+        starts = _ALWAYS if v in m.q.start else None
+        end_bound = None
+        negs_j = self.negs.get(j)
+        if negs_j is not None:
+            lat = self.latest.get(j)
+            if lat is None:
+                lat = self.latest[j] = negs_j.latest()
+            sb = negs_j.start_bound(lat)
+            if starts is not None and sb is not None:
+                starts = _starts_after(sb, self.slide)
+            end_bound = negs_j.end_bound(gi)
+        acc = self.predecessors(j, v, windows, e_attrs, lists_j, totals_j)
+        aggs = alg.finish(acc, windows, starts, v, e_attrs)
+        if not aggs:
+            return None
+        if v in m.q.end:
+            counted = aggs if end_bound is None else {
+                # a trailing NOT matched before these windows' end
+                k: a for k, a in aggs.items() if not end_bound < k * self.slide + self.within
+            }
+            merge_aggs(alg, self.results.setdefault(j, {}), counted)
+        if m.q.successors[v]:
+            return Vertex(t, e_attrs, v, aggs, windows.stop - 1)
+        return None
+
+    def predecessors(self, j: int, v: str, windows: range, e_attrs: dict[str, Any],
+                     lists_j: dict[str, VarList], totals_j: dict[str, Aggs]) -> Aggs:
+        """What member j's event of ``v`` extends, summed per window: K's running total (from
+        the shared coefficients), a predecessor's running total where the transition is free,
+        else its kept vertices the adjacent predicate and the negations allow."""
+        m = self.members[j]
+        alg = m.alg
+        kmin = windows.start
+        acc: Aggs = {}
+        for tr in m.q.predecessors[v]:
+            src = tr.src
+            if src == m.var:
+                for k in windows:
+                    key = (j, k)
+                    if key not in self.k_totals:
+                        self.k_totals[key] = self.k_total(j, k)
+                    tot = self.k_totals[key]
+                    if tot is not None:
+                        alg.add_into(acc, {k: tot}, kmin)
+            elif (src, v) in m.free:
+                alg.add_into(acc, totals_j[src], kmin)
+            else:
+                vl = lists_j[src]
+                adjacent = tr.adjacent
+                bound = None
+                if tr.negations:
+                    bound = max_bound([self.latest[j][n] for n in tr.negations])
+                for p in islice(vl.vertices, vl.from_time(bound), None):
+                    if adjacent is None or adjacent(p.attrs, e_attrs):
+                        alg.add_into(acc, p.prop, kmin)
+        return acc
+
+    def commit(self, new_k: list[tuple[dict[Any, np.ndarray], dict[str, Any]]], new_v: dict[int, list[Vertex]],
+               windows: range) -> None:
+        """This time stamp's vertices become predecessors of later ones. A new vertex of a
+        predecessor of K changes its member's B: the next events of K start a new snapshot."""
+        kmin, kmax = windows.start, windows.stop - 1
+        for row, e_attrs in new_k:
+            self.coef.commit(row, e_attrs, kmax, self.adj_k is not None)
+        for j, vxs in new_v.items():
+            m = self.members[j]
+            for vx in vxs:
+                self.lists[j][vx.var].append(vx)
+                m.alg.add_into(self.totals[j][vx.var], vx.prop, kmin)
+                if vx.var in m.into_k:
+                    self.cur = None
+                    self.dirty.add(j)
+                    self.active.add(j)
 
     part_key: Any = None
+
+
+def time_stamp_groups(ts_l: list[int], lo: int, hi: int) -> list[tuple[int, int]]:
+    """The (first, end) rows of each time stamp of rows ``lo`` to ``hi`` (sorted by time)."""
+    bounds: list[tuple[int, int]] = []
+    x = lo
+    while x < hi:
+        y = x
+        while y < hi and ts_l[y] == ts_l[x]:
+            y += 1
+        bounds.append((x, y))
+        x = y
+    return bounds
 
 
 def _ALWAYS(k: int) -> bool:

@@ -4,7 +4,8 @@ The body (``schemas/kinds/sequence.json``) names each query's variable of each
 event type, and per transition ``from -> to`` of the merged template the
 Q-sets that share it, each with the event type of its snapshots. ``body``
 resolves the Q-sets into snapshot spaces and checks the rules; ``run``
-executes them (symbolic expressions over snapshots, shared per Q-set).
+executes them (symbolic expressions over snapshots, shared per Q-set);
+``compiled`` is the same pass in C for groups of count states.
 docs/plan-format.md, "Sharing", states the rules; docs/engine.md, "Shared
 sequence execution", why the results are exact.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 from trendlake.engine.query import ANY, CompiledQuery
 from trendlake.engine.shared.base import GroupInput, GroupResults, KindBase, windows_detail
+from trendlake.engine.shared.sequence import compiled
 from trendlake.engine.shared.sequence.body import resolve, shape_of_entry, shape_of_query
 from trendlake.engine.shared.sequence.run import SequenceStats, run_group
 from trendlake.engine.shared.template import template_problems
@@ -78,7 +80,9 @@ class SequenceKind(KindBase):
     def run(self, group: Mapping[str, Any], data: GroupInput, stats: Any) -> GroupResults:
         spaces, problems = resolve(group["body"], {q.name: shape_of_query(q) for q in data.queries})
         assert not problems, problems  # supports() refused such groups
-        return run_group(spaces, data, stats if stats is not None else SequenceStats())
+        stats = stats if stats is not None else SequenceStats()
+        got = compiled.run(spaces, data, stats)  # states of counts only
+        return got if got is not None else run_group(spaces, data, stats)
 
     def summary(self, stats: SequenceStats) -> str:
         return (f"{stats.shared} propagations shared instead of {stats.alone}, {stats.own} per query, "

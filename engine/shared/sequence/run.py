@@ -20,7 +20,9 @@ snapshot of the space (an event-level snapshot, zero for the others), so the
 expression stays shared afterwards. All increments of a time stamp are
 computed from the state before it (simultaneous events see the state before
 them), then applied; then every space whose snapshot type had events takes a
-snapshot of each query's new value of it.
+snapshot of each query's new value of it. A window opens at the first time
+stamp of it where some query's trend starts (before that, every value in it
+is zero, as COGRA skips such windows).
 
 Exactness (docs/engine.md, "Shared sequence execution"): values are exact
 ints and ``FSum`` sums; at a window's end they are bounded as the query's own
@@ -225,6 +227,8 @@ class _Run:
             for k in live:
                 win = windows.get(k)
                 if win is None:
+                    if not starts:  # no trend starts in the window yet: its state stays zero
+                        continue
                     win = windows[k] = _Window(k)
                     self.stats.windows += 1
                 self._time_stamp(win, matched, starts)

@@ -1,42 +1,39 @@
-"""Every benchmark experiment runs at smoke size, writes its JSON and figure, and its strategies agree.
+"""Every benchmark experiment runs at smoke size, writes its JSON and figure, and what it
+compares agrees; the harness's command lines pass each experiment its own options.
 
-No timing assertions: the numbers are whatever this machine measures.
+No timing assertions: the numbers are whatever this machine measures. The Spark
+experiments' smoke runs are in tests/integration/spark/ (test_bench_*_smoke.py).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from benchmarks.suite import EXPERIMENTS, main, run_experiment
+from benchmarks.suite import EXPERIMENTS, SPARK_EXPERIMENTS, main, run_experiment
 
 RECORD_KEYS = {
     "experiment", "title", "paper", "compares", "paper_reported", "size", "repeat", "seed", "status",
-    "strategies", "strategies_ran", "not_built", "figures", "ratios", "points", "agreement",
-    "elapsed_s", "started_at", "command", "machine",
+    "strategies", "strategies_ran", "figures", "ratios", "points", "agreement",
+    "elapsed_s", "started_at", "command", "options", "machine",
 }
 MACHINE_KEYS = {"cpu_count", "cpu_model", "python", "libraries", "git_commit", "platform"}
 FIGURE_KEYS = {"id", "title", "x_label", "x", "series", "ratios", "notes"}
-# what each experiment runs in this build (engine strategies and registered planners);
-# a sharing planner that lands moves from NOT_BUILT to BUILT here, on purpose
-BUILT = {
+# what each paper experiment runs: engine strategies and registered planners (common.STRATEGIES)
+RUNS = {
     "greta_vs_twostep": {"twostep", "greta", "cogra"},
-    "sharon": {"greta", "cogra", "twostep", "optimizer:none"},
+    "sharon": {"greta", "cogra", "twostep", "auto"},
     "hamlet": {"greta", "cogra", "hamlet-static", "hamlet-dynamic", "auto", "shared-all-static", "shared-all-dynamic",
                "eval-none", "eval-hamlet", "eval-hamlet-plan"},
     "gloria": {"greta", "cogra", "optimizer:none", "hamlet-dynamic", "auto", "gloria", "gloria-greedy",
                "optimizer:gloria", "optimizer:gloria-noprune", "optimizer:gloria-greedy"},
-    "weaveshare": {"greta", "cogra"},
+    "weaveshare": {"greta", "cogra", "auto"},
 }
-NOT_BUILT = {
-    "greta_vs_twostep": set(),
-    "sharon": {"sharon", "optimizer:sharon", "optimizer:exhaustive", "optimizer:greedy"},
-    "hamlet": set(),
-    "gloria": set(),
-    "weaveshare": {"weaveshare", "weaveshare-shared"},
-}
+LOCAL = [n for n in EXPERIMENTS if n not in SPARK_EXPERIMENTS]
+_RECORDS: dict[str, dict[str, Any]] = {}
 
 
 @pytest.fixture(scope="module")
@@ -44,35 +41,55 @@ def out_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("bench")
 
 
-# replay and replay_shared run Spark: their smoke runs are in tests/integration/spark/ (once each)
-@pytest.mark.parametrize("name", [n for n in EXPERIMENTS if not n.startswith("replay")])
+def smoke(name: str, out_dir: Path) -> dict[str, Any]:
+    """The record of ``name`` at smoke size, as written (each experiment runs once per module)."""
+    if name not in _RECORDS:
+        options = {"workdir": out_dir / "work-eval"} if name == "eval" else None
+        record = run_experiment(name, size="smoke", out=out_dir, repeat=1, log=lambda line: None, options=options)
+        data = json.loads((out_dir / f"{name}.json").read_text())
+        assert record["agreement"] == data["agreement"]
+        _RECORDS[name] = data
+    return _RECORDS[name]
+
+
+def test_the_registry_holds_every_experiment() -> None:
+    assert set(LOCAL) >= {"greta_vs_twostep", "sharon", "hamlet", "gloria", "weaveshare", "engine", "eval",
+                          "stats", "calibrate_sequence", "typed_sharing"}
+    assert set(SPARK_EXPERIMENTS) == {"ingest", "replay", "replay_shared"} <= set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("name", LOCAL)
 def test_experiment_runs_at_smoke_size(name: str, out_dir: Path) -> None:
-    record = run_experiment(name, size="smoke", out=out_dir, repeat=1, log=lambda line: None)
-    data = json.loads((out_dir / f"{name}.json").read_text())
+    data = smoke(name, out_dir)
     assert (out_dir / f"{name}.png").stat().st_size > 0
     assert RECORD_KEYS <= set(data), RECORD_KEYS - set(data)
     assert MACHINE_KEYS <= set(data["machine"])
     assert data["machine"]["cpu_count"] >= 1
-    assert data["experiment"] == name and data["size"] == "smoke"
+    assert data["experiment"] == name and data["size"] == "smoke" and data["status"] == "ok"
+    assert data["command"].startswith(f"python -m benchmarks {name} --size smoke")
     assert data["agreement"]["all_agree"], data["agreement"]["disagreements"]
-    assert record["agreement"] == data["agreement"]
-    assert data["status"] == "ok"
     assert data["figures"]
     for fig in data["figures"]:
         assert FIGURE_KEYS <= set(fig)
         for strategy, values in fig["series"].items():
-            assert strategy in data["strategies"]
+            assert strategy in data["strategies"], strategy
             assert len(values) == len(fig["x"])
-    # exactly the strategies built today run; the others are listed as not built, with a reason
-    built = {s for s, status in data["strategies"].items() if status["status"] == "ok"}
-    not_built = {s for s, status in data["strategies"].items() if status["status"] == "not built yet"}
-    assert built == BUILT[name], f"{name} ran {sorted(built)}; update BUILT when a strategy lands"
-    assert not_built == NOT_BUILT[name]
-    assert set(data["not_built"]) == NOT_BUILT[name]
-    for strategy in not_built:
-        assert data["strategies"][strategy]["reason"]
-        assert any(p["strategy"] == strategy and p["status"] == "not built yet" for p in data["points"])
-    for strategy in built:  # each ran somewhere; the two-step reference may skip big points
+        assert any(v is not None for values in fig["series"].values() for v in values), fig["id"]
+    assert all(s["status"] == "ok" for s in data["strategies"].values())
+    assert {p["strategy"] for p in data["points"]} <= set(data["strategies"])
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_paper_experiments_run_what_is_registered(name: str, out_dir: Path) -> None:
+    from trendlake.optimizer.planners import PLANNERS
+
+    data = smoke(name, out_dir)
+    timed = {f"optimizer:{p}" for p in PLANNERS} if name == "sharon" else set()  # its optimizer figure
+    assert set(data["strategies"]) == RUNS[name] | timed, sorted(data["strategies"])
+    for status in data["strategies"].values():  # a planner strategy names a registered planner
+        if status["kind"] in ("shared", "planner"):
+            assert status["planner"] in PLANNERS
+    for strategy in RUNS[name] | timed:  # each ran somewhere; the two-step reference may skip big points
         statuses = [p["status"] for p in data["points"] if p["strategy"] == strategy]
         assert "ok" in statuses and set(statuses) <= ({"ok", "skipped"} if strategy == "twostep" else {"ok"}), (
             strategy, statuses,
@@ -83,14 +100,79 @@ def test_experiment_runs_at_smoke_size(name: str, out_dir: Path) -> None:
         assert any(p["rows"] > 0 for p in executed), "the data makes trends"
 
 
+def test_sharon_times_every_registered_planner(out_dir: Path) -> None:
+    from trendlake.optimizer.planners import PLANNERS
+
+    data = smoke("sharon", out_dir)
+    optimizer = next(f for f in data["figures"] if f["id"] == "optimizer")
+    assert set(optimizer["series"]) == {f"optimizer:{p}" for p in PLANNERS}
+
+
+def test_engine_experiment_sweeps_agree_and_time_the_kernel(out_dir: Path) -> None:
+    data = smoke("engine", out_dir)
+    assert [s["series"] for s in data["series"]] == ["selectivity 1", "selectivity 0.1", "sparse 2,1,1"]
+    for series in data["series"]:
+        assert [p["size"] for p in series["points"]] == [10, 100, 1000]
+        for point in series["points"]:
+            assert point["agree"] is True, point["mismatches"]
+            assert set(point["strategies"]) == {"twostep", "greta", "cogra"}
+            # the engines always run; the two-step reference at least at the smallest size
+            assert all(point["strategies"][name]["status"] == "ok" for name in ("greta", "cogra"))
+        assert series["points"][0]["strategies"]["twostep"]["status"] == "ok"
+        assert "speedup_best_engine_vs_twostep" in series["points"][0]
+    # the sparse series keeps the two-step reference feasible at every size
+    assert data["summary"]["series"]["sparse 2,1,1"]["twostep_largest_size"] == 1000
+    assert data["agreement"]["checked"] >= 9
+    assert data["throughput"]
+    for entry in data["throughput"]:
+        assert entry["columnar"]["events_per_s"] > 0
+    assert data["figures"][-1]["id"] == "throughput"
+
+
+def test_eval_experiment_reads_the_file_it_describes(out_dir: Path) -> None:
+    import pyarrow.csv as pcsv
+
+    data = smoke("eval", out_dir)
+    assert data["baseline"]["type_counts"] == {"A": 1000, "B": 2000, "C": 500, "N": 500}
+    for key in ("count", "sum_avg"):
+        run = data["runs"][key]
+        assert run["result_rows"] > 0
+        assert run["ratio_to_baseline"] == run["seconds"] / data["baseline"]["seconds"]
+    table = pcsv.read_csv(out_dir / "work-eval" / "events_4000.csv")
+    assert table.column("ts").to_pylist()[:21] == [0] * 20 + [1]
+    assert set(table.column("g").to_pylist()) <= set(range(50))
+
+
 def test_bench_cli_lists_and_rejects_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in EXPERIMENTS)
     assert main(["nope"]) == 2
+    assert "unknown experiment 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # an option another experiment has
+        main(["weaveshare", "--queries", "3"])
+    assert stop.value.code == 2
 
 
-def test_bench_cli_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["weaveshare", "--size", "smoke", "--out", str(tmp_path), "--repeat", "1", "--no-plot"]) == 0
-    assert json.loads((tmp_path / "weaveshare.json").read_text())["repeat"] == 1
-    assert "weaveshare: ok" in capsys.readouterr().out
+def test_bench_cli_passes_the_experiments_own_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate_sequence", "--out", str(tmp_path), "--queries", "28", "--no-plot"]) == 0
+    data = json.loads((tmp_path / "calibrate_sequence.json").read_text())
+    assert data["options"] == {"queries": [28]} and "--queries 28" in data["command"]
+    assert {r["queries_in_workload"] for r in data["rows"]} == {28}
+    assert not (tmp_path / "calibrate_sequence.png").exists()
+    assert "calibrate_sequence: ok" in capsys.readouterr().out
+
+
+def test_trendlake_bench_runs_the_harness(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from trendlake.jobs.cli import main as trendlake
+
+    assert trendlake(["bench", "typed_sharing", "--out", str(tmp_path), "--no-plot", "--same-threshold",
+                      "--queries", "3", "--no-eval"]) == 0
+    data = json.loads((tmp_path / "typed_sharing_same_threshold.json").read_text())
+    assert data["facts"]["queries"] == 3 and data["options"]["same_threshold"] is True
+    assert data["agreement"]["all_agree"]
+    capsys.readouterr()
+    assert trendlake(["bench", "nope"]) == 2
+    assert "unknown experiment 'nope'" in capsys.readouterr().err
+    assert trendlake(["bench", "engine", "--sparse", "1,2"]) == 2
+    assert "three counts" in capsys.readouterr().err

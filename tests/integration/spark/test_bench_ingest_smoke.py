@@ -1,6 +1,6 @@
-"""The ingest benchmark's smoke runs: both ways of writing the typing rules, and both ways of
-reading a CSV file, ingest the same file into the same rows (the benchmark fails otherwise),
-and the records are written."""
+"""The ingest experiment's smoke runs: what ships and the older way from git (the typing rules
+written inline; a CSV file read whole) ingest the same file into the same rows (the record
+says so), and the records are written."""
 
 from __future__ import annotations
 
@@ -9,32 +9,39 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import ingest_bench
+from benchmarks.experiments import ingest as experiment
+from benchmarks.suite import run_experiment
 
 pytestmark = pytest.mark.spark
 
 
-def test_ingest_bench_smoke_run(spark, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("compare", "record", "modes"), [
+    ("rules", "ingest", ("layered", "inline")),
+    ("csv-read", "ingest_csv_read", ("split", "whole")),
+])
+def test_ingest_experiment_smoke_run(spark, tmp_path: Path, compare: str, record: str,
+                                     modes: tuple[str, str]) -> None:
+    run_experiment("ingest", size="smoke", out=tmp_path, log=lambda line: None, plot=False,
+                   options={"compare": compare})
+    report = json.loads((tmp_path / f"{record}.json").read_text())
+    assert report["agreement"]["all_agree"], report["agreement"]["disagreements"]
+    assert report["agreement"]["checked"] == 1
+    assert report["older_rev"] == experiment.OLD_REV
+    assert report["rows_read"] == 300 + len(experiment.BAD_ROWS)
+    assert report["rows_bad"] == len(experiment.BAD_ROWS)  # quarantined alike both ways
+    assert {m: len(t) for m, t in report["seconds"].items()} == dict.fromkeys(modes, 1)
+    slow, fast = modes[1], modes[0]
+    assert report[f"{slow}_over_{fast}"] == report["median_seconds"][slow] / report["median_seconds"][fast]
+    if compare == "csv-read":
+        assert report["file_read_in_splits"], "else the experiment compares the whole read with itself"
+
+
+def test_the_older_way_comes_from_git_with_its_switch_off() -> None:
     from trendlake.jobs import ingest
 
-    assert ingest_bench.main(["--events", "300", "--warmup", "0", "--repeat", "1", "--out", str(tmp_path),
-                              "--workdir", str(tmp_path / "work")]) == 0
-    assert ingest.LAYERED, "the benchmark restores what ships"
-    report = json.loads((tmp_path / "ingest_bench.json").read_text())
-    assert report["rows_read"] == 300 + len(ingest_bench.BAD_ROWS)
-    assert report["rows_bad"] == len(ingest_bench.BAD_ROWS)  # quarantined alike both ways (or exit 1)
-    assert {m: len(t) for m, t in report["seconds"].items()} == {"layered": 1, "inline": 1}
-    assert report["inline_over_layered"] == report["median_seconds"]["inline"] / report["median_seconds"]["layered"]
-
-
-def test_ingest_bench_smoke_run_of_the_csv_reads(spark, tmp_path: Path) -> None:
-    from trendlake.jobs import ingest
-
-    assert ingest_bench.main(["--compare", "csv-read", "--events", "300", "--warmup", "0", "--repeat", "1",
-                              "--out", str(tmp_path), "--workdir", str(tmp_path / "work")]) == 0
-    assert ingest.SPLIT_CSV, "the benchmark restores what ships"
-    report = json.loads((tmp_path / "ingest_bench_csv_read.json").read_text())
-    assert report["file_read_in_splits"], "else the benchmark compares the whole read with itself"
-    assert report["rows_bad"] == len(ingest_bench.BAD_ROWS)
-    assert {m: len(t) for m, t in report["seconds"].items()} == {"split": 1, "whole": 1}
-    assert report["whole_over_split"] == report["median_seconds"]["whole"] / report["median_seconds"]["split"]
+    assert not hasattr(ingest, "LAYERED") and not hasattr(ingest, "SPLIT_CSV"), "no switch ships"
+    older = experiment.older_ingest(experiment.OLD_REV, "rules")
+    assert older.LAYERED is False and older.SPLIT_CSV is True
+    assert older is not ingest and older.__name__ != ingest.__name__
+    with pytest.raises(ValueError, match="git show no-such-rev:jobs/ingest.py"):
+        experiment.older_ingest("no-such-rev", "rules")

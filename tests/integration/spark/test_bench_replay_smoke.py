@@ -13,7 +13,7 @@ def test_bronze_built_directly_has_ingests_schema_and_partitioning(tmp_path, sam
     """The benchmark writes bronze from Arrow; it must look exactly like what `ingest` commits."""
     from trendlake.jobs.lake import Lake
 
-    from benchmarks.replay_bench import build_bronze
+    from benchmarks.experiments.replay import build_bronze
 
     facts = build_bronze(tmp_path / "direct", 500, seed=3)
     assert facts["events"] == 500

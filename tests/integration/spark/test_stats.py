@@ -135,3 +135,6 @@ def test_stats_of_a_workload_with_many_burst_partitionings_equal_the_arrow_funct
     runs = read_runs(lake.root, "rides").to_pylist()
     assert comparable(runs) == comparable(plain)
     assert sum(r["kind"] == "burst" for r in plain) >= len(partitionings)
+    # partitions counted per partitioning of the workload, each with some partitions
+    counted = {r["partition_by"] for r in plain if r["kind"] == "partitions" and r["event_type"] is None and r["groups"]}
+    assert len(counted) == len({p for p in partitionings if p}) >= 3

@@ -189,7 +189,7 @@ def test_shared_executors_import_building_blocks_never_a_strategy() -> None:
 REPO = ENGINE.parent
 # the plan reader, the executor, eval, explain and the benchmark harness reach a sharing kind
 # only through the registry (engine.shared.KINDS): no kind's name or module in them (a kind's
-# own calibration benchmark, such as benchmarks/typed_sharing_bench.py, measures its internals)
+# own calibration benchmark, such as benchmarks/calibration/typed_sharing.py, measures its internals)
 KIND_FREE = ("engine/plan.py", "engine/executor.py", "jobs/evaluate.py", "jobs/explain.py", "jobs/cli",
              "benchmarks/experiments",
              "benchmarks/suite.py", "benchmarks/__main__.py")

@@ -101,3 +101,48 @@ def test_auto_keeps_the_gloria_plan_where_it_is_estimated_cheapest() -> None:
     table = engine.table_from_rows(rows)
     got = engine.evaluate(plan, table)
     assert got and same_rows(got, engine.evaluate(build_plan(parse_workload(SHARED_CYCLE), planner="none"), table))
+
+
+# count-only queries (q0, q1) and queries with sums (q2, q3) sharing C -> A -> B
+MIXED = """QUERY q0 RETURN g, COUNT(*) PATTERN SEQ(C, A, B, F) GROUP-BY g WITHIN 10 seconds;
+QUERY q1 RETURN g, COUNT(*), COUNT(B) PATTERN SEQ(C, A, B, D) GROUP-BY g WITHIN 10 seconds;
+QUERY q2 RETURN g, SUM(B.x) PATTERN SEQ(C, A, B, F) GROUP-BY g WITHIN 10 seconds;
+QUERY q3 RETURN g, COUNT(*), MAX(A.x) PATTERN SEQ(C, A, B, D) GROUP-BY g WITHIN 10 seconds;"""
+
+
+def _gloria(compiled_cost: float, python_cost: float) -> dict[str, Any]:
+    from unittest.mock import patch
+
+    from trendlake.optimizer.planners import gloria
+
+    with patch.object(gloria, "SEQUENCE_COMPILED_STEP_COST", compiled_cost), \
+            patch.object(gloria, "SEQUENCE_STEP_COST", python_cost):
+        return build_plan(parse_workload(MIXED), planner="gloria", statistics=DENSE_AB)
+
+
+def test_a_group_is_estimated_with_the_step_cost_of_its_executor() -> None:
+    from trendlake.optimizer.candidates.kleene import counts_only
+    from trendlake.optimizer.cost import SEQUENCE_COMPILED_STEP_COST, SEQUENCE_STEP_COST
+
+    plan = build_plan(parse_workload(MIXED), planner="gloria", statistics=DENSE_AB)
+    entries = {q["name"]: q for q in plan["queries"]}
+    assert plan["sharing"]
+    for g in plan["sharing"]:
+        counting = all(counts_only(entries[q]) for q in g["queries"])
+        assert g["parameters"]["step_cost"] == (SEQUENCE_COMPILED_STEP_COST if counting else SEQUENCE_STEP_COST)
+
+
+def test_count_only_queries_leave_a_mixed_group_where_that_saves_more() -> None:
+    rows = [{"type": t, "ts": i % 12, "seq": i, "x": i % 7, "g": i // 24} for i, t in enumerate("CABABDFCAABF" * 4)]
+    table = engine.table_from_rows(rows)
+    want = engine.evaluate(build_plan(parse_workload(MIXED), planner="none"), table)
+    # the compiled pass cheap, the Python executor dear: the count-only queries share alone
+    # (GLORIA's ratio is about 1/160 here: a factor of 1000 makes the group dearer than alone)
+    plan = _gloria(0.2, 1000.0)
+    assert [(g["queries"], g["parameters"]) for g in plan["sharing"]] == [(["q0", "q1"], {"step_cost": 0.2})]
+    assert same_rows(engine.evaluate(plan, table), want)
+    # the other way round: the candidate's own group of all four saves more
+    plan = _gloria(1000.0, 0.2)
+    assert [(sorted(g["queries"]), g["parameters"]) for g in plan["sharing"]] == [
+        (["q0", "q1", "q2", "q3"], {"step_cost": 0.2})]
+    assert same_rows(engine.evaluate(plan, table), want)

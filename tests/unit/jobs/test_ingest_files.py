@@ -153,7 +153,7 @@ def test_files_spark_cannot_read_are_refused_with_the_reason(tmp_path: Path) -> 
         csv_header_ok(latin)
 
 
-def test_lets_put_each_value_in_the_first_layer_after_the_values_it_reads(monkeypatch) -> None:
+def test_lets_put_each_value_in_the_first_layer_after_the_values_it_reads() -> None:
     from trendlake.jobs import ingest
     from trendlake.jobs.sqlexpr import call, col, lit
 
@@ -168,8 +168,3 @@ def test_lets_put_each_value_in_the_first_layer_after_the_values_it_reads(monkey
         ["__let0", "__let2", "__let4"], ["__let1"], ["__let3"]]
     assert str(both) == "`__let3`" and str(quoted) == "`__let4`"
     assert "`__let0`" in str(lets.layers[1][0][1])  # the number reads the trimmed text by name
-
-    monkeypatch.setattr(ingest, "LAYERED", False)  # the benchmark's inline rules
-    inline = ingest.Lets(["ts"])
-    expr = call("trim", col("ts"))
-    assert inline.let(expr) is expr and inline.layers == []

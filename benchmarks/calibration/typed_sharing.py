@@ -24,21 +24,23 @@ Measured in one process on the same data, best of ``--repeat``:
 The variants run in turn, ``--repeat`` rounds, best of each.
 
 Every shared plan's rows are checked equal to the unshared plan's. The ratios
-(N queries / one query) are printed and written with the command to
-``benchmarks/results/typed_sharing_bench.json``.
+(N queries / one query) are in the record (``typed_sharing``, or
+``typed_sharing_same_threshold`` with ``--same-threshold``). Sizes: 5 queries
+on 5,000 events (smoke), 50 on 50,000 (small), 50 on 200,000 (full).
 
-    python -m benchmarks.typed_sharing_bench [--queries 50] [--events 200000] [--repeat 3]
+It measures one sharing kind's internals (the compiled shared pass of
+``engine.shared.kleene``), so it lives in ``benchmarks/calibration``, outside
+the experiments that reach a kind only through the registry.
+
+    python -m benchmarks typed_sharing [--size full] [--queries 50] [--events 200000] [--repeat 3]
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import io
 import json
-import platform
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -49,9 +51,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmarks.experiments.common import OK, Context, Figure, make_record
 from trendlake import engine, optimizer
 
-RESULTS = Path(__file__).resolve().parent / "results" / "typed_sharing_bench.json"
+TITLE = "Type-grained sharing: one query alone, the workload alone, the workload shared; the kernels' costs"
+SEED = 7
 STREAM = "stocks"
 KLEENE = "Trade"
 ATTRIBUTE = "price"
@@ -193,29 +197,30 @@ def calibrate(alone: Any, shared: Any, table: pa.Table, repeat: int) -> dict[str
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--queries", type=int, default=50)
-    ap.add_argument("--events", type=int, default=200_000)
-    ap.add_argument("--burst", type=float, default=4.5, help="mean burst length (default 4.5)")
-    ap.add_argument("--share", type=float, default=0.4, help="fraction of Trade events (default 0.4)")
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--same-threshold", action="store_true", help="one threshold on Trade for every query")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--no-eval", action="store_true", help="skip the `trendlake eval` runs")
-    ap.add_argument("--python-executor", action="store_true",
-                    help="also time the share-all plan on the Python executor (slow: tens of seconds)")
-    ap.add_argument("--out", type=Path, default=RESULTS)
-    args = ap.parse_args(argv)
-    command = "python -m benchmarks.typed_sharing_bench " + " ".join(argv if argv is not None else sys.argv[1:])
+def add_options(p: Any) -> None:
+    p.add_argument("--queries", type=int, help="queries (by size: 5, 50, 50)")
+    p.add_argument("--events", type=int, help="events (by size: 5000, 50000, 200000)")
+    p.add_argument("--burst", type=float, default=4.5, help="mean burst length (default 4.5)")
+    p.add_argument("--share", type=float, default=0.4, help="fraction of Trade events (default 0.4)")
+    p.add_argument("--same-threshold", action="store_true", help="one threshold on Trade for every query")
+    p.add_argument("--no-eval", action="store_true", help="skip the `trendlake eval` runs")
+    p.add_argument("--python-executor", action="store_true",
+                   help="also time the share-all plan on the Python executor (slow: tens of seconds)")
 
+
+def run(ctx: Context) -> dict[str, Any]:
+    queries = ctx.option("queries", ctx.pick(5, 50, 50))
+    n_events = ctx.option("events", ctx.pick(5_000, 50_000, 200_000))
+    burst, share, same_threshold = ctx.option("burst"), ctx.option("share"), ctx.option("same_threshold")
+    repeat, log = ctx.repeat, ctx.log
+    ctx.record_name = "typed_sharing_same_threshold" if same_threshold else "typed_sharing"
     from trendlake.engine.shared.kleene import compiled
     from trendlake.jobs.statistics import file_statistics
 
     from benchmarks.experiments.common import forced_sharing
 
-    table = events_table(args.events, args.seed, args.burst, args.share)
-    text = workload_text(args.queries, args.seed, table, args.same_threshold)
+    table = events_table(n_events, ctx.seed, burst, share)
+    text = workload_text(queries, ctx.seed, table, same_threshold)
     workload = optimizer.compile_workload(text)
     first_text = text.split(";")[0] + ";"
     first_workload = optimizer.compile_workload(first_text)
@@ -238,15 +243,15 @@ def main(argv: list[str] | None = None) -> int:
 
     ty = np.asarray(table.column("type").to_pylist())
     facts = {
-        "events": table.num_rows, "queries": args.queries, "kleene_share": round(float(np.mean(ty == KLEENE)), 4),
+        "events": table.num_rows, "queries": queries, "kleene_share": round(float(np.mean(ty == KLEENE)), 4),
         "span_minutes": round(float(np.ptp(table.column("ts").cast(pa.int64()).to_numpy())) / 6e7, 1),
         "share_all_groups": [len(g["queries"]) for g in share_all.raw["sharing"]],
         "hamlet_groups": [len(g["queries"]) for g in hamlet_raw["sharing"]],
         "hamlet_estimate": hamlet_raw.get("estimated_cost"),
         "statistics_s": round(stats_s, 3), "hamlet_planning_s": round(plan_s, 3),
     }
-    print(f"{facts['events']} events ({facts['kleene_share']:.0%} {KLEENE}, {facts['span_minutes']} minutes), "
-          f"{args.queries} queries; share-all groups {facts['share_all_groups']}, hamlet groups {facts['hamlet_groups']}")
+    log(f"{facts['events']} events ({facts['kleene_share']:.0%} {KLEENE}, {facts['span_minutes']} minutes), "
+          f"{queries} queries; share-all groups {facts['share_all_groups']}, hamlet groups {facts['hamlet_groups']}")
 
     engine_s: dict[str, float] = {}
     runs: dict[str, list[float]] = {}
@@ -254,29 +259,29 @@ def main(argv: list[str] | None = None) -> int:
     for plan in plans.values():  # warm: generated step code, imports
         engine.evaluate(plan, table)
     rows, times = round_robin({name: (lambda plan=plan: engine.evaluate(plan, table)) for name, plan in plans.items()},
-                              args.repeat)
+                              repeat)
     for name in plans:
         engine_s[name], runs[name] = min(times[name]), times[name]
-        print(f"  engine {name:<10} {engine_s[name]:8.3f} s  ({len(rows[name])} rows)")
-    if args.python_executor:
+        log(f"  engine {name:<10} {engine_s[name]:8.3f} s  ({len(rows[name])} rows)")
+    if ctx.option("python_executor"):
         compiled.COMPILED = False
         try:
             rows["python_shared"], engine_s["python_shared"], runs["python_shared"] = best(
                 lambda: engine.evaluate(share_all, table), 1)
         finally:
             compiled.COMPILED = True
-        print(f"  engine {'python_shared':<10} {engine_s['python_shared']:8.3f} s  (share-all on the Python executor)")
-    cal = calibrate(alone, share_all, table, args.repeat)
-    print("  calibration: " + ", ".join(f"{k} {v}" for k, v in cal.items()))
+        log(f"  engine {'python_shared':<10} {engine_s['python_shared']:8.3f} s  (share-all on the Python executor)")
+    cal = calibrate(alone, share_all, table, repeat)
+    log("  calibration: " + ", ".join(f"{k} {v}" for k, v in cal.items()))
     want = canonical(rows["alone"])
     same = {name: canonical(rows[name]) == want for name in ("share_all", "hamlet")}
     if "python_shared" in rows:
         same["python_shared"] = canonical(rows["python_shared"]) == want
     if not all(same.values()):
-        print(f"DIFFERENT ROWS: {same}", file=sys.stderr)
+        log(f"DIFFERENT ROWS: {same}")
 
     eval_s: dict[str, float] = {}
-    if not args.no_eval:
+    if not ctx.option("no_eval"):
         folder = Path(tempfile.mkdtemp(prefix="trendlake-typed-bench-"))
         events, wl, wl1, plan_path = (folder / "events.parquet", folder / "workload.etq", folder / "first.etq",
                                       folder / "plan.json")
@@ -294,10 +299,10 @@ def main(argv: list[str] | None = None) -> int:
             "hamlet": ["eval", str(wl), "--events", str(events), "--planner", "hamlet", "--format", "json"],
             "hamlet_plan": ["eval", str(wl), "--events", str(events), "--plan", str(plan_path), "--format", "json"],
         }
-        eval_rows, times = round_robin({name: (lambda cmd=cmd: cli(cmd)) for name, cmd in commands.items()}, args.repeat)
+        eval_rows, times = round_robin({name: (lambda cmd=cmd: cli(cmd)) for name, cmd in commands.items()}, repeat)
         for name in commands:
             eval_s[name], runs[f"eval_{name}"] = min(times[name]), times[name]
-            print(f"  eval   {name:<10} {eval_s[name]:8.3f} s  ({len(eval_rows[name])} rows)")
+            log(f"  eval   {name:<10} {eval_s[name]:8.3f} s  ({len(eval_rows[name])} rows)")
         want_eval = canonical(eval_rows["none"])
         same["eval_hamlet"] = canonical(eval_rows["hamlet"]) == want_eval
         same["eval_hamlet_plan"] = canonical(eval_rows["hamlet_plan"]) == want_eval
@@ -311,25 +316,41 @@ def main(argv: list[str] | None = None) -> int:
         for k in ("none", "hamlet", "hamlet_plan"):
             ratios[f"eval_{k}_over_one"] = round(eval_s[k] / eval_s["one_query"], 2)
         ratios["eval_none_over_hamlet"] = round(eval_s["none"] / eval_s["hamlet"], 2)
-    print("ratios: " + ", ".join(f"{k} {v}" for k, v in ratios.items()))
-    print(f"same rows: {same}")
-    report = {
-        "benchmark": "typed_sharing_bench",
-        "command": command,
-        "machine": {"python": platform.python_version(), "processor": platform.machine()},
-        "facts": facts,
-        "engine_s": {k: round(v, 4) for k, v in engine_s.items()},
-        "eval_s": {k: round(v, 4) for k, v in eval_s.items()},
-        "runs_s": {k: [round(x, 4) for x in v] for k, v in runs.items()},
-        "ratios": ratios,
-        "same_rows": same,
-        "calibration": cal,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {args.out}")
-    return 0 if all(same.values()) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    log("ratios: " + ", ".join(f"{k} {v}" for k, v in ratios.items()))
+    log(f"same rows: {same}")
+    engine_fig = Figure("engine", f"engine.evaluate, {facts['events']:,} events", "queries", [queries],
+                        list(engine_s), y_label="seconds (least of the rounds)")
+    for k, v in engine_s.items():
+        engine_fig.series[k] = [round(v, 6)]
+    figures = [engine_fig]
+    if eval_s:
+        eval_fig = Figure("eval", "trendlake eval end to end on a Parquet file", "queries", [queries],
+                          [f"eval_{k}" for k in eval_s], y_label="seconds (least of the rounds)")
+        for k, v in eval_s.items():
+            eval_fig.series[f"eval_{k}"] = [round(v, 6)]
+        figures.append(eval_fig)
+    labels = {"one_query": "the first query alone", "alone": "every query alone (planner none)",
+              "share_all": "every sharable set shared", "hamlet": "the hamlet planner's plan from the statistics",
+              "python_shared": "share-all on the Python executor", "eval_one_query": "trendlake eval, the first query",
+              "eval_none": "trendlake eval, planner none", "eval_hamlet": "trendlake eval --planner hamlet",
+              "eval_hamlet_plan": "trendlake eval --plan (a stored hamlet plan)"}
+    pairs = [(k, "one_query") for k in engine_s if k != "one_query"] + [("alone", "share_all"), ("alone", "hamlet")]
+    pairs += [(f"eval_{k}", "eval_one_query") for k in eval_s if k != "one_query"] + [("eval_none", "eval_hamlet")]
+    return make_record(
+        ctx, title=TITLE, paper="Hamlet (SIGMOD 2021) type-grained sharing; optimizer.cost",
+        compares="one query alone, the workload alone and the workload shared, engine and trendlake eval",
+        strategies={k: {"label": labels.get(k, k), "kind": fig.id, "status": OK} for fig in figures
+                    for k in fig.series},
+        figures=[fig.with_ratios(pairs) for fig in figures],
+        points=[{"figure": fig.id, "x": queries, "strategy": k, "status": OK, "times_s": runs.get(k),
+                 "best_s": v[0]} for fig in figures for k, v in fig.series.items()],
+        checks=len(same), disagreements=[{"strategies": ["alone", k], "difference": "different rows"}
+                                         for k, ok in same.items() if not ok],
+        facts=facts,
+        engine_s={k: round(v, 4) for k, v in engine_s.items()},
+        eval_s={k: round(v, 4) for k, v in eval_s.items()},
+        runs_s={k: [round(x, 4) for x in v] for k, v in runs.items()},
+        named_ratios=ratios,
+        same_rows=same,
+        calibration=cal,
+    )

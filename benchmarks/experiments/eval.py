@@ -15,17 +15,14 @@ workload; medians kept, every time recorded, after one untimed round):
 
 ``--memory N`` also runs ``trendlake eval`` (the real command) on an N-event
 file in a subprocess and records its peak RSS next to the file's Arrow table
-size (``table.nbytes``). Results go to ``benchmarks/results/eval_bench.json``.
+size (``table.nbytes``). Events by size: 4,000 (smoke), 200,000 (small),
+1,000,000 (full); the record is ``eval`` (``eval_random_x`` with ``--random-x``).
 
-    python -m benchmarks.eval_bench [--events 1000000] [--repeat 3] [--memory 10000000]
+    python -m benchmarks eval [--size full] [--events N] [--repeat 3] [--memory 10000000]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -36,7 +33,11 @@ from typing import Any
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.experiments.common import OK, Context, Figure, make_record
+
+TITLE = "trendlake eval vs a pyarrow read of the same CSV"
+SEED = 7
+GOAL = 3.0
 TYPES = "AABBBBCN"
 
 WORKLOADS = {
@@ -124,93 +125,83 @@ def peak_rss_of_eval(workload: Path, path: Path) -> dict[str, Any]:
             "result_rows": len(proc.stdout.splitlines())}
 
 
-def environment() -> dict[str, Any]:
-    """Versions, machine and commit, recorded with a benchmark's figures."""
-    import pyarrow as pa
-
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).parent, check=False).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True,
-                                cwd=Path(__file__).parent, check=False).stdout.strip())
-    return {"python": platform.python_version(), "numpy": np.__version__, "pyarrow": pa.__version__,
-            "cpu_count": os.cpu_count(), "platform": platform.platform(), "commit": commit, "dirty": dirty}
+def add_options(p: Any) -> None:
+    p.add_argument("--events", type=int, help="events in the timed file (by size: 4000, 200000, 1000000)")
+    p.add_argument("--random-x", action="store_true", help="x seeded random 0..9 instead of i %% 10")
+    p.add_argument("--memory", type=int, default=0, metavar="N",
+                   help="also measure eval's peak RSS on N events in a subprocess (e.g. 10000000)")
+    p.add_argument("--workdir", type=Path, help="folder for the generated files (default: a temporary one)")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.eval_bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=1_000_000, help="events in the timed file (default 1,000,000)")
-    parser.add_argument("--repeat", type=int, default=3, help="repetitions per measurement (median kept)")
-    parser.add_argument("--random-x", action="store_true", help="x seeded random 0..9 instead of i %% 10")
-    parser.add_argument("--memory", type=int, default=0, metavar="N",
-                        help="also measure eval's peak RSS on N events in a subprocess (e.g. 10000000)")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for eval_bench.json")
-    parser.add_argument("--workdir", type=Path, help="folder for the generated files (default: a temporary one)")
-    args = parser.parse_args(argv)
-
+def run(ctx: Context) -> dict[str, Any]:
+    n = ctx.option("events", ctx.pick(4_000, 200_000, 1_000_000))
+    random_x, memory = ctx.option("random_x"), ctx.option("memory")
+    ctx.record_name = "eval_random_x" if random_x else "eval"
     with tempfile.TemporaryDirectory(prefix="eval_bench_") as tmp:
-        work = args.workdir or Path(tmp)
+        work = ctx.option("workdir") or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        events = work / f"events_{args.events}.csv"
-        write_events(events, args.events, random_x=args.random_x)
+        events = work / f"events_{n}.csv"
+        write_events(events, n, random_x=random_x, seed=ctx.seed)
         workloads = {}
         for key, text in WORKLOADS.items():
             workloads[key] = work / f"{key}.etq"
             workloads[key].write_text(text)
-
-        report: dict[str, Any] = {
-            "benchmark": "eval_bench",
-            "command": "python -m benchmarks.eval_bench " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "events": args.events, "random_x": args.random_x, "repeat": args.repeat,
-            "file_bytes": events.stat().st_size, "environment": environment(), "runs": {},
-        }
         # interleaved: each round times the baseline, then every workload, so that a slower
         # moment of the machine weighs on both sides of a ratio; one untimed round first
         fns = {"baseline": lambda: baseline(events)}
         fns.update({key: (lambda w=workload: run_eval(w, events)) for key, workload in workloads.items()})
         times: dict[str, list[float]] = {key: [] for key in fns}
         outs = {key: fn() for key, fn in fns.items()}
-        for _ in range(args.repeat):
+        for _ in range(ctx.repeat):
             for key, fn in fns.items():
                 started = time.perf_counter()
                 outs[key] = fn()
                 times[key].append(time.perf_counter() - started)
         base_s = statistics.median(times["baseline"])
-        report["baseline"] = {"seconds": base_s, "times": times["baseline"], "type_counts": outs["baseline"]}
-        print(f"baseline (pyarrow read + value_counts): {base_s:.3f}s", file=sys.stderr)
+        ctx.log(f"  baseline (pyarrow read + value_counts): {base_s:.3f}s")
+        runs: dict[str, Any] = {}
         for key in workloads:
             eval_s = statistics.median(times[key])
             ratio = eval_s / base_s
             paired = statistics.median(e / b for e, b in zip(times[key], times["baseline"], strict=True))
-            report["runs"][key] = {"workload": WORKLOADS[key], "seconds": eval_s, "times": times[key],
-                                   "result_rows": len(outs[key]), "ratio_to_baseline": ratio,
-                                   "median_ratio_per_round": paired, "goal": 3.0, "goal_met": ratio <= 3.0}
-            print(f"eval {key}: {eval_s:.3f}s = {ratio:.2f}x baseline (per round: median {paired:.2f}x; "
-                  f"{len(outs[key])} rows)", file=sys.stderr)
-
-        if args.memory:
+            runs[key] = {"workload": WORKLOADS[key], "seconds": eval_s, "times": times[key],
+                         "result_rows": len(outs[key]), "ratio_to_baseline": ratio,
+                         "median_ratio_per_round": paired, "goal": GOAL, "goal_met": ratio <= GOAL}
+            ctx.log(f"  eval {key}: {eval_s:.3f}s = {ratio:.2f}x baseline (per round: median {paired:.2f}x; "
+                    f"{len(outs[key])} rows)")
+        mem = None
+        if memory:
             import pyarrow.csv as pcsv
 
-            big = work / f"events_{args.memory}.csv"
-            write_events(big, args.memory, random_x=args.random_x)
+            big = work / f"events_{memory}.csv"
+            write_events(big, memory, random_x=random_x, seed=ctx.seed)
             nbytes = pcsv.read_csv(big).nbytes
             measured = peak_rss_of_eval(workloads["count"], big)
             ratio = measured["peak_rss_bytes"] / nbytes
-            report["memory"] = {"events": args.memory, "arrow_table_bytes": nbytes, **measured,
-                                "ratio_to_arrow_table": ratio, "goal": 3.0, "goal_met": ratio <= 3.0}
-            print(f"eval on {args.memory} events: peak RSS {measured['peak_rss_bytes'] / 2**20:.0f} MiB = "
-                  f"{ratio:.2f}x the Arrow table ({nbytes / 2**20:.0f} MiB), {measured['seconds']:.1f}s",
-                  file=sys.stderr)
+            mem = {"events": memory, "arrow_table_bytes": nbytes, **measured,
+                   "ratio_to_arrow_table": ratio, "goal": GOAL, "goal_met": ratio <= GOAL}
+            ctx.log(f"  eval on {memory} events: peak RSS {measured['peak_rss_bytes'] / 2**20:.0f} MiB = "
+                    f"{ratio:.2f}x the Arrow table ({nbytes / 2**20:.0f} MiB), {measured['seconds']:.1f}s")
             big.unlink()
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    name = "eval_bench.json" if not args.random_x else "eval_bench_random_x.json"
-    (args.out / name).write_text(json.dumps(report, indent=2) + "\n")
-    met = [f"{key} {'met' if run['goal_met'] else 'NOT met'}" for key, run in report["runs"].items()]
-    if "memory" in report:
-        met.append(f"memory {'met' if report['memory']['goal_met'] else 'NOT met'}")
-    print(f"wrote {args.out / name}; goals (<= 3x): {', '.join(met)}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        file_bytes = events.stat().st_size
+    fig = Figure("eval", f"trendlake eval vs pyarrow.csv.read_csv, {n:,} events", "events", [n],
+                 list(fns), y_label="seconds (median of interleaved rounds)")
+    for key in fns:
+        fig.series[key] = [round(statistics.median(times[key]), 6)]
+    points = [{"figure": "eval", "x": n, "strategy": key, "status": OK, "times_s": times[key],
+               "median_s": statistics.median(times[key]),
+               **({"result_rows": runs[key]["result_rows"]} if key in runs else {"type_counts": outs[key]})}
+              for key in fns]
+    labels = {"baseline": "pyarrow.csv.read_csv + value_counts of type"}
+    labels |= {key: f"trendlake eval's steps (jobs.evaluate), workload {key}" for key in workloads}
+    return make_record(
+        ctx, title=TITLE, paper="issue goals: eval at most 3x a pyarrow read, peak memory at most 3x the Arrow table",
+        compares="what trendlake eval runs vs a pyarrow read of the same CSV, interleaved rounds, one process",
+        strategies={k: {"label": v, "kind": "baseline" if k == "baseline" else "eval", "status": OK}
+                    for k, v in labels.items()},
+        figures=[fig.with_ratios((key, "baseline") for key in workloads)], points=points,
+        checks=0, disagreements=[],  # the workloads and the baseline compute different things
+        events=n, random_x=random_x, file_bytes=file_bytes,
+        baseline={"seconds": base_s, "times": times["baseline"], "type_counts": outs["baseline"]},
+        runs=runs, **({"memory": mem} if mem else {}),
+    )

@@ -20,27 +20,27 @@ type-grained queries of the issue's shape, ``SEQ(Ti, Trade+)``, ``SEQ(Ti, Trade+
 
 Goals (issue "Statistics and planning at the speed of a scan"): ``statistics / read <= 2``
 and planning beyond the statistics ``<= 1 s``, both as ``plan - (typed_read + statistics)``
-and as ``compile + search`` (the first is a difference of medians, noisy on a busy machine). Results go to
-``benchmarks/results/stats_bench.json`` with the command.
+and as ``compile + search`` (the first is a difference of medians, noisy on a busy machine).
+Events by size: 5,000 (smoke), 200,000 (small), 1,000,000 (full); queries 10, 50, 100.
 
-    python -m benchmarks.stats_bench [--events 1000000] [--queries 100] [--repeat 5]
+    python -m benchmarks stats [--size full] [--events N] [--queries N] [--formats csv,parquet] [--repeat 7]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.eval_bench import environment
+from benchmarks.experiments.common import OK, Context, Figure, make_record
 
-RESULTS = Path(__file__).resolve().parent / "results"
+TITLE = "Statistics and planning from an event file vs a pyarrow read of it"
+SEED = 7
+STEPS = ("read", "typed_read", "statistics", "compile", "search", "plan")
 STREAM = "stocks"
 KLEENE = "Trade"
 OTHERS = ("Bid", "Ask", "Order", "Cancel", "Halt")
@@ -80,17 +80,14 @@ def pyarrow_read(path: Path) -> Any:
     return pq.read_table(path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.stats_bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=1_000_000, help="events in the file (default 1,000,000)")
-    parser.add_argument("--queries", type=int, default=100, help="queries in the workload (default 100)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed rounds (median kept)")
-    parser.add_argument("--seed", type=int, default=7, help="datagen seed")
-    parser.add_argument("--formats", default="csv,parquet", help="file formats to time (default csv,parquet)")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for stats_bench.json")
-    parser.add_argument("--workdir", type=Path, help="folder for the generated files (default: a temporary one)")
-    args = parser.parse_args(argv)
+def add_options(p: Any) -> None:
+    p.add_argument("--events", type=int, help="events in the file (by size: 5000, 200000, 1000000)")
+    p.add_argument("--queries", type=int, help="queries in the workload (by size: 10, 50, 100)")
+    p.add_argument("--formats", default="csv,parquet", help="file formats to time (default csv,parquet)")
+    p.add_argument("--workdir", type=Path, help="folder for the generated files (default: a temporary one)")
 
+
+def run(ctx: Context) -> dict[str, Any]:
     from trendlake.jobs.evaluate import (
         compile_plan,
         load_schema,
@@ -101,21 +98,21 @@ def main(argv: list[str] | None = None) -> int:
 
     from trendlake import optimizer
 
-    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
-    report: dict[str, Any] = {
-        "benchmark": "stats_bench",
-        "command": "python -m benchmarks.stats_bench " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "events": args.events, "queries": args.queries, "repeat": args.repeat, "seed": args.seed,
-        "data": {"stream": STREAM, "mix": MIX, "burst": BURST, "rate_per_second": RATE},
-        "environment": environment(), "formats": {},
-    }
+    events = ctx.option("events", ctx.pick(5_000, 200_000, 1_000_000))
+    queries = ctx.option("queries", ctx.pick(10, 50, 100))
+    formats = [f.strip() for f in ctx.option("formats").split(",") if f.strip()]
+    unknown = set(formats) - {"csv", "parquet"}
+    if unknown:
+        raise ValueError(f"--formats: unknown format {', '.join(sorted(unknown))} (csv, parquet)")
+    report: dict[str, Any] = {}
+    points = []
     with tempfile.TemporaryDirectory(prefix="stats_bench_") as tmp:
-        work = args.workdir or Path(tmp)
+        work = ctx.option("workdir") or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        files = write_files(work, args.events, args.seed)
-        wl_path = work / f"type_grained_{args.queries}.etq"
-        wl_path.write_text(workload_text(args.queries))
-        report["workload"] = wl_path.read_text().splitlines()[:3] + ["..."]
+        files = write_files(work, events, ctx.seed)
+        wl_path = work / f"type_grained_{queries}.etq"
+        wl_path.write_text(workload_text(queries))
+        first_lines = wl_path.read_text().splitlines()[:3] + ["..."]
         schema = load_schema(STREAM)
         workload = optimizer.compile_workload(wl_path.read_text(), stream_schema=schema, path=str(wl_path))
         for fmt in formats:
@@ -134,40 +131,53 @@ def main(argv: list[str] | None = None) -> int:
             }
             outs = {key: fn() for key, fn in fns.items()}  # one untimed round
             times: dict[str, list[float]] = {key: [] for key in fns}
-            for _ in range(args.repeat):
+            for _ in range(ctx.repeat):
                 for key, fn in fns.items():
                     started = time.perf_counter()
                     outs[key] = fn()
                     times[key].append(time.perf_counter() - started)
             med = {key: statistics.median(ts) for key, ts in times.items()}
             plan = outs["plan"]
-            assert plan["statistics"] == stats, "the plan's statistics differ from the file's"
+            same = plan["statistics"] == stats  # plan --events computes the statistics the step above did
             beyond = med["plan"] - med["typed_read"] - med["statistics"]
             direct = med["compile"] + med["search"]
             ratio = med["statistics"] / med["read"]
             end_to_end = (med["typed_read"] + med["statistics"]) / med["read"]
-            report["formats"][fmt] = {
+            report[fmt] = {
                 "file_bytes": path.stat().st_size, "seconds": med, "times": times,
                 "statistics_to_read": ratio,
                 "typed_read_plus_statistics_to_read": end_to_end,
                 "plan_beyond_statistics_seconds": beyond,
                 "compile_plus_search_seconds": direct,
+                "plan_statistics_same": same,
                 "sharing_groups": len(plan["sharing"]), "estimated_cost": plan["estimated_cost"],
                 "goals": {"statistics_to_read <= 2": ratio <= 2.0,
                           "plan_beyond_statistics <= 1 s": max(beyond, direct) <= 1.0},
             }
-            print(f"{fmt} ({path.stat().st_size / 2**20:.1f} MiB, {args.events} events, {args.queries} queries): "
-                  f"read {med['read']:.3f}s | typed read {med['typed_read']:.3f}s | statistics {med['statistics']:.3f}s"
-                  f" = {ratio:.2f}x read (typed read + statistics {end_to_end:.2f}x) | compile {med['compile']:.3f}s"
-                  f" + search {med['search']:.3f}s | plan {med['plan']:.3f}s = typed read + statistics +"
-                  f" {beyond:.3f}s; {len(plan['sharing'])} groups",
-                  file=sys.stderr)
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / "stats_bench.json"
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {out}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            points += [{"figure": "steps", "x": fmt, "strategy": key, "status": OK, "events": events,
+                        "queries": queries, "times_s": times[key], "median_s": med[key]} for key in fns]
+            ctx.log(f"  {fmt} ({path.stat().st_size / 2**20:.1f} MiB, {events} events, {queries} queries): "
+                    f"read {med['read']:.3f}s | typed read {med['typed_read']:.3f}s | statistics {med['statistics']:.3f}s"
+                    f" = {ratio:.2f}x read (typed read + statistics {end_to_end:.2f}x) | compile {med['compile']:.3f}s"
+                    f" + search {med['search']:.3f}s | plan {med['plan']:.3f}s = typed read + statistics +"
+                    f" {beyond:.3f}s; {len(plan['sharing'])} groups")
+    fig = Figure("steps", f"Each step on {events:,} stocks events, {queries} queries", "file format", formats,
+                 list(STEPS), y_label="seconds (median of interleaved rounds)")
+    for key in STEPS:
+        fig.series[key] = [round(report[f]["seconds"][key], 6) for f in formats]
+    disagreements = [{"figure": "steps", "x": f, "strategies": ["statistics", "plan"],
+                      "difference": "the plan's statistics differ from the file's"}
+                     for f in formats if not report[f]["plan_statistics_same"]]
+    labels = {"read": "pyarrow read of the file", "typed_read": "the typed read of plan --events",
+              "statistics": "the statistics of the typed table", "compile": "optimizer.compile_workload",
+              "search": "the hamlet planner from the statistics", "plan": "trendlake plan --planner hamlet --events F"}
+    return make_record(
+        ctx, title=TITLE,
+        paper="issue goals: statistics at most 2x the read, planning at most 1 s beyond the statistics",
+        compares="the statistics and planning steps of trendlake plan --events vs a pyarrow read of the same file",
+        strategies={k: {"label": v, "kind": "step", "status": OK} for k, v in labels.items()},
+        figures=[fig.with_ratios((("statistics", "read"), ("typed_read", "read")))], points=points,
+        checks=len(formats), disagreements=disagreements,
+        events=events, queries=queries, workload=first_lines,
+        data={"stream": STREAM, "mix": MIX, "burst": BURST, "rate_per_second": RATE}, formats=report,
+    )

@@ -1,0 +1,135 @@
+"""Calibrate ``optimizer.cost.SEQUENCE_STEP_COST`` and ``SEQUENCE_COMPILED_STEP_COST``: the
+``sequence`` executors against their queries alone.
+
+GLORIA's cost model counts propagations; the planner turns a group's GLORIA
+ratio (shared / non-shared) into engine steps as ``alone x ratio x step_cost``,
+the step cost of the executor that runs the group (its ``parameters.step_cost``:
+the compiled pass for count-only groups, else the Python executor). This measures, on the GLORIA experiment's mixed
+workloads and stream, for every group the ``gloria`` planner forms: the
+engine seconds of the group (``engine.evaluate(..., timings=)``) over the
+seconds of its queries each alone (COGRA), divided by GLORIA's ratio: the
+factor the constant should be. Side by side in one process on the same events
+(the GLORIA experiment's ``--size small`` stream at every size; workloads by
+size: 28 queries (smoke), 28,42 (small), 28,42,84,120 (full)).
+
+    python -m benchmarks calibrate_sequence [--size full] [--queries 28,42,84,120] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from trendlake.datagen.workloads import StreamFacts, generate_workload
+from trendlake.jobs.statistics import file_statistics
+from trendlake.schemas import load_stream_schema
+
+from benchmarks.experiments.common import (
+    OK,
+    Context,
+    Figure,
+    make_events,
+    make_record,
+    measured_ranges,
+    prepare,
+    rows_agree,
+)
+from trendlake import engine, optimizer
+
+TITLE = "The sequence kind's cost against its queries alone (SEQUENCE_STEP_COST)"
+
+
+def _counts(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+def add_options(p: Any) -> None:
+    p.add_argument("--queries", type=_counts, help="workload sizes, comma separated (full: 28,42,84,120)")
+
+
+def run(ctx: Context) -> dict[str, Any]:
+    counts = ctx.option("queries", ctx.pick([28], [28, 42], [28, 42, 84, 120]))
+    result = measure(ctx, counts, ctx.repeat)
+    for r in result["rows"]:
+        ctx.log(f"  {r['queries_in_workload']:4d} queries, group {r['group']} of {r['queries']}: shared "
+                f"{r['shared_s']:.4f}s ({r['executor']}), alone {r['alone_s']:.4f}s, GLORIA ratio {r['gloria_ratio']:.3f}: "
+                f"factor {r['factor']:.2f}")
+    ctx.log(f"  median factor {result['median_factor']}, quartiles {result['quartiles']}")
+    for executor, got in result["by_executor"].items():
+        ctx.log(f"  {executor} executor: {got['groups']} groups, median factor {got['median_factor']}")
+    rows = result["rows"]
+    x = [f"{r['queries_in_workload']}:{r['group']}" for r in rows]
+    fig = Figure("groups", "Each group the gloria planner forms: shared vs its queries alone", "workload:group", x,
+                 ["shared", "alone"], y_label="seconds (least of repeats)")
+    fig.series["shared"] = [r["shared_s"] for r in rows]
+    fig.series["alone"] = [r["alone_s"] for r in rows]
+    fig.extra["factor"] = [r["factor"] for r in rows]
+    agreement = result.pop("agreement")  # the shared plan's rows against the plan sharing nothing, every repeat
+    return make_record(
+        ctx, title=TITLE, paper="GLORIA (SIGMOD 2022) cost model; optimizer.cost",
+        compares="each sequence group's engine seconds vs its queries each alone (COGRA), per unit of "
+                 "GLORIA's estimated ratio",
+        strategies={"shared": {"label": "the group (engine.evaluate timings)", "kind": "shared", "status": OK},
+                    "alone": {"label": "its queries each alone (COGRA)", "kind": "engine", "status": OK}},
+        figures=[fig.with_ratios([("shared", "alone")])],
+        points=[{"figure": "groups", "x": xi, "strategy": k, "status": OK, "best_s": r[f"{k}_s"]}
+                for xi, r in zip(x, rows, strict=True) for k in ("shared", "alone")],
+        checks=agreement["checked"], disagreements=agreement["disagreements"], **result,
+    )
+
+
+def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:
+    ctx = Context(ctx.name, size="small", repeat=repeat, seed=ctx.seed, log=ctx.log)  # the gloria stream
+    schema = load_stream_schema(ctx.stream)
+    key = (StreamFacts.from_schema(schema).equivalence() or [None])[0]
+    events = make_events(ctx, 300 * 20, 20 * 60, groups=16, group_attr=key, burst=4.0)  # as the gloria experiment
+    ranges = measured_ranges(events)
+    table = engine.table_from_events(events)
+    rows = []
+    checks, disagreements = 0, []
+    for n in counts:
+        text = generate_workload("gloria-mixed", n, ctx.seed, schema, ranges=ranges, kleene_ratio="1:6",
+                                 window_powers="1", kleene_length=3, nesting=2)
+        workload = prepare(text, schema).workload
+        stats = file_statistics(table, workload, None)
+        shared = engine.load_plan(optimizer.build_plan(workload, planner="gloria", statistics=stats))
+        alone = engine.load_plan(optimizer.build_plan(workload, planner="none", statistics=stats))
+        group_s: dict[str, float] = {}
+        query_s: dict[str, float] = {}
+        for _ in range(repeat):  # the least of the repeats, each side
+            a: dict[str, dict[str, float]] = {}
+            b: dict[str, dict[str, float]] = {}
+            got = engine.evaluate(shared, table, timings=a)
+            want = engine.evaluate(alone, table, timings=b)
+            checks += 1
+            diff = rows_agree(sorted(want, key=repr), sorted(got, key=repr))
+            if diff is not None:
+                disagreements.append({"x": n, "strategies": ["alone", "shared"], "difference": diff})
+            for gid, s in a.get("groups", {}).items():
+                group_s[gid] = min(group_s.get(gid, float("inf")), s)
+            for q, s in b.get("queries", {}).items():
+                query_s[q] = min(query_s.get(q, float("inf")), s)
+        for g in shared.raw["sharing"]:
+            alone_s = sum(query_s[q] for q in g["queries"])
+            est = g["estimated_cost"]
+            # the GLORIA ratio the group was planned with (its estimate divided by its step cost)
+            step_cost = g["parameters"]["step_cost"]
+            ratio = est["shared"] / est["non_shared"] / step_cost
+            executor = "compiled" if step_cost == optimizer.cost.SEQUENCE_COMPILED_STEP_COST else "python"
+            rows.append({"queries_in_workload": n, "group": g["id"], "queries": len(g["queries"]),
+                         "executor": executor,
+                         "shared_s": round(group_s[g["id"]], 6), "alone_s": round(alone_s, 6),
+                         "gloria_ratio": round(ratio, 4),
+                         "factor": round(group_s[g["id"]] / alone_s / ratio, 3)})
+    factors = [r["factor"] for r in rows]
+    by_executor = {}
+    for executor in ("compiled", "python"):
+        mine = [r["factor"] for r in rows if r["executor"] == executor]
+        by_executor[executor] = {"groups": len(mine), "median_factor": statistics.median(mine) if mine else None}
+    return {"rows": rows, "median_factor": statistics.median(factors) if factors else None,
+            "quartiles": statistics.quantiles(factors, n=4) if len(factors) >= 2 else None,
+            "by_executor": by_executor,
+            "constants_in_use": {"python": optimizer.cost.SEQUENCE_STEP_COST,
+                                 "compiled": optimizer.cost.SEQUENCE_COMPILED_STEP_COST},
+            "agreement": {"checked": checks, "all_agree": not disagreements, "disagreements": disagreements}}
+
