@@ -120,12 +120,12 @@ def check_result_tables(
     """
     from trendlake.jobs.lake import Lake
     from trendlake.jobs.optimize import current_plan, workload_name
-    from trendlake.jobs.replay import _dt, parse_time
+    from trendlake.jobs.times import micros, utc
 
-    start_us, end_us = parse_time(start), parse_time(end)
-    lo, hi = _dt(start_us), _dt(end_us)
+    start_us, end_us = micros(start), micros(end)
+    lo, hi = utc(start_us), utc(end_us)
     in_interval = [
-        ("window_date", ">=", lo.date()), ("window_date", "<=", _dt(end_us - 1).date()),
+        ("window_date", ">=", lo.date()), ("window_date", "<=", utc(end_us - 1).date()),
         ("window_end", ">", lo), ("window_end", "<=", hi),
     ]
     plan = plan if plan is not None else current_plan(lake_root, workload_name(workload_path))

@@ -19,7 +19,6 @@ metadata database; Spark runs ``local[*]``; Delta tables live on local disk.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -207,12 +206,10 @@ def plot_series(table: Any, path: Path) -> Path:
 
 def demo(out: Path, events: int, seed: int, dags: Path) -> int:
     if not (dags / "trendlake_replay.py").is_file():
-        print(
-            f"trendlake: error: no trendlake DAG files in {dags}; run the demo from the repository "
-            "checkout or pass --dags DIR (the folder holding trendlake_*.py)",
-            file=sys.stderr,
-        )
-        return 2
+        from trendlake.jobs.errors import BadInputError
+
+        raise BadInputError(f"no trendlake DAG files in {dags}; run the demo from the repository "
+                            "checkout or pass --dags DIR (the folder holding trendlake_*.py)")
     steps = Steps(6)
     steps("prepare Airflow (SQLite) and folders under " + str(out))
     configure_environment(out, dags)
@@ -232,19 +229,3 @@ def demo(out: Path, events: int, seed: int, dags: Path) -> int:
     print(f"plot: {plot}")
     print(f"lake: {out / 'lake'}  (try: .venv/bin/trendlake sql --lake {out / 'lake'} \"SELECT * FROM results_stuck_trips LIMIT 5\")")
     return 0
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    from trendlake.jobs.cli import positive_int
-
-    p = sub.add_parser(
-        "demo",
-        help="run the whole pipeline on a generated ride-sharing day (Airflow on SQLite, local Spark, Delta on disk)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--out", type=Path, default=Path("out"), help="folder for the lake, landing files, Airflow home and plot (default: ./out)")
-    p.add_argument("--events", type=positive_int, default=200_000, help="events in the generated day (default: 200000)")
-    p.add_argument("--seed", type=int, default=7, help="generator seed (default: 7)")
-    p.add_argument("--dags", type=Path, default=Path("dags"), help="the Airflow DAG folder (default: ./dags, the repository's)")
-    p.set_defaults(func=lambda a: demo(a.out, a.events, a.seed, a.dags))

@@ -1,8 +1,9 @@
-"""The jobs' error root: a job that refuses to run or to commit raises a ``JobError``.
+"""The jobs' error classes; the CLI maps each to its exit code (``jobs/cli/__init__.py``).
 
-The CLI maps the root to a one-line message and exit code 1 (``jobs/cli.py``); a
-``BadInputError`` (bad input found by a job, e.g. a lake file that is not what it must
-be) to exit code 2, as the engine's and the optimizer's input errors.
+- ``JobError``: a job refused to run or to commit (nothing half-written is left) -> 1;
+- ``BadInputError``: a job found bad input (a lake file, an argument, a path, a query that is
+  not what it must be) -> 2, as the engine's and the optimizer's input errors;
+- ``InternalError``: a bug surfaced through a job (e.g. Spark's ``INTERNAL_ERROR``) -> 3.
 """
 
 from __future__ import annotations
@@ -14,3 +15,7 @@ class JobError(RuntimeError):
 
 class BadInputError(JobError, ValueError):
     """A job found bad input (a file of the lake or an argument that is not what it must be)."""
+
+
+class InternalError(JobError):
+    """A bug surfaced through a job, not the user's input (reported as an internal error)."""

@@ -1,4 +1,4 @@
-"""``trendlake explain PLAN.json``: what a plan does, in words and as a picture.
+"""What a plan does, in words and as a picture (the job behind ``trendlake explain PLAN.json``).
 
 Prints, per query, how the engine evaluates it (its granularity and the
 strategy ``auto`` picks) and, per sharing group, what its kind says it shares
@@ -9,58 +9,10 @@ FILE`` draws the merged templates (one panel per group; no extra needed).
 
 from __future__ import annotations
 
-import argparse
 import html
-import json
-import sys
-from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "explain_text", "measured_text", "template_svg"]
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "explain",
-        help="describe a plan: strategies, sharing groups, costs, merged templates",
-        description="Describe what the engine does with PLAN.json (written by `trendlake plan` or "
-        "`trendlake optimize`): per query its strategy, per sharing group its queries, shared "
-        "sub-pattern, snapshots and estimated costs; --svg draws each group's merged template.",
-    )
-    p.add_argument("plan", type=Path, help="plan JSON file")
-    p.add_argument("--svg", type=Path, metavar="FILE", help="write the merged templates as an SVG picture")
-    p.add_argument("--replay-report", type=Path, metavar="REPORT.json",
-                   help="compare the plan's estimates with the engine seconds a replay measured "
-                        "(written by `trendlake replay --report-out`)")
-    p.set_defaults(func=run_explain)
-
-
-def run_explain(args: argparse.Namespace) -> int:
-    from trendlake import engine
-
-    loaded = engine.load_plan(args.plan)
-    print(explain_text(loaded))
-    if args.replay_report is not None:
-        try:
-            report = json.loads(args.replay_report.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            print(f"trendlake: error: --replay-report: no file {args.replay_report}", file=sys.stderr)
-            return 2
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            print(f"trendlake: error: --replay-report {args.replay_report}: not a JSON file ({err})", file=sys.stderr)
-            return 2
-        if not isinstance(report, dict) or not isinstance(report.get("engine_seconds"), dict):
-            print(f"trendlake: error: --replay-report {args.replay_report}: not a replay report "
-                  "(no engine_seconds; written by `trendlake replay --report-out`)", file=sys.stderr)
-            return 2
-        print(measured_text(loaded.raw, report))
-    if args.svg is not None:
-        if not args.svg.parent.is_dir():
-            print(f"trendlake: error: --svg {args.svg}: folder {args.svg.parent} does not exist", file=sys.stderr)
-            return 2
-        args.svg.write_text(template_svg(loaded.raw))
-        print(f"wrote {args.svg}", file=sys.stderr)
-    return 0
+__all__ = ["explain_text", "measured_text", "template_svg"]
 
 
 def explain_text(loaded: Any) -> str:

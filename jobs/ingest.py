@@ -39,7 +39,6 @@ those rows again, it only writes what is missing (``docs/lake.md``).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import logging
@@ -55,7 +54,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from trendlake.jobs.errors import JobError
+from trendlake.jobs.errors import BadInputError, JobError
 from trendlake.jobs.sqlexpr import NotWritable, Sql, call, col, lit, quote_name, when
 
 log = logging.getLogger("trendlake.ingest")
@@ -68,7 +67,12 @@ ALREADY_INGESTED = "already ingested (same name and SHA-256)"
 
 
 class IngestError(JobError):
-    """Ingest refused to commit (rows unaccounted for, unreadable file, bad schema)."""
+    """Ingest refused to commit (rows unaccounted for)."""
+
+
+class IngestInputError(IngestError, BadInputError):
+    """Ingest cannot run on this input (a bad stream schema, no landing folder, an unreadable
+    CSV header)."""
 
 
 class FileRefused(Exception):
@@ -157,10 +161,10 @@ def check_stream_schema(stream_schema: dict[str, Any]) -> None:
     try:
         check_name(stream_schema.get("stream"), "stream name")
     except LakeNameError as err:
-        raise IngestError(f"stream schema: {err}") from None
+        raise IngestInputError(f"stream schema: {err}") from None
     missing = [k for k in ("type_column", "time_column", "event_types", "attributes") if k not in stream_schema]
     if missing:
-        raise IngestError(f"stream schema {stream_schema['stream']!r} lacks {', '.join(missing)}")
+        raise IngestInputError(f"stream schema {stream_schema['stream']!r} lacks {', '.join(missing)}")
     problems = []
     columns = [stream_schema["type_column"], stream_schema["time_column"]]
     for name, spec in stream_schema.get("attributes", {}).items():
@@ -171,7 +175,7 @@ def check_stream_schema(stream_schema: dict[str, Any]) -> None:
         if spec.get("type") not in SPARK_TYPES:
             problems.append(f"attribute {name!r}: unknown type {spec.get('type')!r} (long, double, string, boolean)")
     if problems:
-        raise IngestError(f"stream schema {stream_schema.get('stream')!r}: " + "; ".join(problems))
+        raise IngestInputError(f"stream schema {stream_schema.get('stream')!r}: " + "; ".join(problems))
 
 
 def quarantine_columns(stream_schema: dict[str, Any]) -> list[str]:
@@ -217,7 +221,7 @@ def scan_landing(landing_dir: str | Path) -> tuple[list[Path], dict[str, str]]:
     """
     folder = Path(landing_dir)
     if not folder.is_dir():
-        raise IngestError(f"landing folder {folder} does not exist")
+        raise IngestInputError(f"landing folder {folder} does not exist")
     files, skipped = [], {}
     known = ", ".join(sorted(FORMATS))
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
@@ -622,15 +626,15 @@ def _csv_header(path: Path) -> list[str]:
         with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
             header = next(csv.reader(fh), [])
     except csv.Error as err:
-        raise IngestError(f"{path}: unreadable CSV header ({err})") from None
+        raise IngestInputError(f"{path}: unreadable CSV header ({err})") from None
     if not header:
-        raise IngestError(f"{path}: empty CSV file (a header line is required)")
+        raise IngestInputError(f"{path}: empty CSV file (a header line is required)")
     from trendlake.schemas import types
 
     for name in header:
         byte = types.first_undecodable_byte(name)
         if byte is not None:
-            raise IngestError(f"{path}: CSV header line is not UTF-8 text (byte 0x{byte:02x})")
+            raise IngestInputError(f"{path}: CSV header line is not UTF-8 text (byte 0x{byte:02x})")
     return [h.strip() for h in header]
 
 
@@ -650,7 +654,7 @@ def validate(raw: Any, stream_schema: dict[str, Any]) -> Any:
     try:
         return _validated(raw, stream_schema)
     except NotWritable as err:  # a name or bound Spark SQL text cannot hold
-        raise IngestError(f"stream schema: {err}") from None
+        raise IngestInputError(f"stream schema: {err}") from None
 
 
 def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
@@ -779,7 +783,7 @@ def _cast(name: str, kind: str, lets: Lets) -> Sql:
         return when(lower.isin(list(types.TRUE_WORDS)), lit(True)).when(
             lower.isin(list(types.FALSE_WORDS)), lit(False)
         )
-    raise IngestError(f"attribute {name!r}: unknown type {kind!r} (long, double, string, boolean)")
+    raise IngestInputError(f"attribute {name!r}: unknown type {kind!r} (long, double, string, boolean)")
 
 
 def spark_time(raw: Sql, name: str, unit: str | None, lets: Lets) -> tuple[Sql, Sql]:
@@ -795,7 +799,7 @@ def spark_time(raw: Sql, name: str, unit: str | None, lets: Lets) -> tuple[Sql, 
     try:
         unit = types.check_time_unit(unit)
     except types.TypingError as err:
-        raise IngestError(f"stream schema: {err}") from None
+        raise IngestInputError(f"stream schema: {err}") from None
     factor = types.TIME_UNITS[unit]
     t = lets.let(_trimmed(raw))
     # epoch numbers in the declared unit
@@ -985,7 +989,7 @@ def ingest(
     if log_rows:
         import pyarrow as pa
 
-        report.log_version = lake.write_arrow(
+        report.log_version = lake.write(
             log_t, pa.Table.from_pylist(log_rows, schema=ingest_log_schema()), add_columns=True
         )
     record_stream(lake.root, stream_schema)
@@ -1122,6 +1126,7 @@ def _ingest_prepared(
     work: Path,
 ) -> list[dict[str, Any]]:
     from pyspark.sql import functions as F
+    from trendlake.jobs.lake import ReplaceWhere
     from trendlake.jobs.quality import suite_for_stream, validate_bronze
 
     stream = stream_schema["stream"]
@@ -1213,8 +1218,8 @@ def _ingest_prepared(
             is_replaced = F.col("source_file").isin(replaced)
             lake.write(table, frame.where(~is_replaced), partition_by=partition_by)
             # the changed files' earlier rows out, their new rows in: one transaction
-            lake.replace_rows(table, frame.where(is_replaced).toArrow(), _sql_in("source_file", replaced),
-                              partition_by=partition_by)
+            lake.write(table, frame.where(is_replaced).toArrow(), ReplaceWhere(_sql_in("source_file", replaced)),
+                       partition_by=partition_by)
     finally:
         checked.unpersist()
     report.bronze_version = lake.version(bronze_t)
@@ -1269,32 +1274,6 @@ def _next_seq(lake: Any, spark: Any, table: str) -> int:
     return 0 if top is None else int(top) + 1
 
 
-# ---------------------------------------------------------------------- CLI
-
-
-def add_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "ingest",
-        help="ingest new raw event files from a landing folder into bronze (Delta)",
-        description=(
-            "Validate every row of the landing folder's new CSV / JSON-lines / Parquet files "
-            "against the stream schema and its expectation suite; good rows go to "
-            "bronze/<stream>, bad ones to quarantine/<stream> with a reason. Files already "
-            "ingested (same SHA-256) are skipped; a file ingested before whose content changed "
-            "is refused unless --replace-changed. Links, FIFOs and folders are skipped. "
-            "Exit 1 when a file was refused (the others are ingested)."
-        ),
-    )
-    p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--stream", required=True,
-                   help="stream: a name (bundled, or recorded in the lake by an earlier ingest) or a schema JSON path")
-    p.add_argument("--landing", required=True, type=Path, help="folder of raw event files")
-    p.add_argument("--replace-changed", action="store_true",
-                   help="a file ingested before whose content changed replaces its earlier rows "
-                        "(bronze and quarantine, one transaction each) instead of being refused")
-    p.set_defaults(func=_run)
-
-
 def summary(report: IngestReport) -> str:
     """The lines ``trendlake ingest`` prints: skipped (other than already ingested), refused, warnings, totals."""
     lines = [f"skipped {name}: {why}" for name, why in report.skip_reasons.items() if why != ALREADY_INGESTED]
@@ -1308,20 +1287,3 @@ def summary(report: IngestReport) -> str:
         f"({report.seconds:.1f}s)"
     )
     return "\n".join(lines)
-
-
-def _run(args: argparse.Namespace) -> int:
-    from trendlake.jobs.lake import LakeError, resolve_stream
-    from trendlake.jobs.quality import SuiteFailed
-    from trendlake.jobs.spark import configure_logging
-
-    configure_logging()
-    try:
-        _, schema = resolve_stream(args.stream, args.lake)
-        report = ingest(args.lake, schema, args.landing, replace_changed=args.replace_changed)  # type: ignore[arg-type]
-    except (IngestError, SuiteFailed, FileNotFoundError, LakeError) as err:
-        print(f"trendlake: error: {err}", file=sys.stderr)
-        return 2
-    sys.stderr.flush()
-    print(summary(report), flush=True)
-    return 1 if report.files_refused else 0

@@ -9,7 +9,11 @@ Spark are one Delta transaction each:
   ``<root>/_staging/<id>/``, the driver moves them under the table root and
   commits them in ONE delta-rs transaction (``create_table_with_add_actions``
   for a new table, ``create_write_transaction`` for append / overwrite /
-  overwrite of chosen partitions). A write killed before the commit leaves
+  overwrite of chosen partitions). Small Arrow tables are written by the driver
+  (``write_deltalake``). Both go through ONE verb, ``Lake.write(table, data,
+  mode)``, with a typed mode as delta-rs's ``write_deltalake(mode=...)``:
+  ``APPEND``, ``OVERWRITE``, ``ReplacePartitions(filters)`` (Spark),
+  ``ReplaceWhere(predicate)`` (Arrow). A write killed before the commit leaves
   the table unchanged: moved files are not referenced by the log, and
   ``cleanup_staging`` deletes stale staging folders and those orphans.
 
@@ -33,11 +37,12 @@ import shutil
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from trendlake.jobs.errors import JobError
+from trendlake.jobs.errors import BadInputError, JobError
 
 log = logging.getLogger("trendlake.lake")
 
@@ -52,11 +57,46 @@ NAME_RULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 Filters = Sequence[tuple[str, str, Any]]
 
 
+@dataclass(frozen=True)
+class Append:
+    """Add the rows (the table is created when missing)."""
+
+
+@dataclass(frozen=True)
+class Overwrite:
+    """Replace every row of the table."""
+
+
+@dataclass(frozen=True)
+class ReplacePartitions:
+    """Replace exactly the partitions ``filters`` select (``[("window_date", "in", [...])]``);
+    every row written must fall inside them. Spark DataFrames."""
+
+    filters: Filters
+
+
+@dataclass(frozen=True)
+class ReplaceWhere:
+    """Replace the rows matching ``predicate`` (DataFusion SQL over the table's columns, see
+    ``Lake.write``); every row written must match it. Arrow tables."""
+
+    predicate: str
+
+
+WriteMode = Append | Overwrite | ReplacePartitions | ReplaceWhere
+APPEND, OVERWRITE = Append(), Overwrite()
+
+
 class LakeError(JobError):
     """A write was refused (schema mismatch, rows outside the partitions being replaced)."""
 
 
-class LakeNameError(LakeError, ValueError):
+class LakeInputError(LakeError, BadInputError):
+    """A file of the lake or an argument naming one is not what it must be (e.g. a stream schema
+    that is not a JSON object)."""
+
+
+class LakeNameError(LakeInputError):
     """A stream or query name cannot name a table folder, or a path escapes the lake root."""
 
 
@@ -123,9 +163,9 @@ def _read_schema(path: Path) -> dict[str, Any]:
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise LakeError(f"stream schema {path} is not a JSON file: {err}") from None
+        raise LakeInputError(f"stream schema {path} is not a JSON file: {err}") from None
     if not isinstance(schema, dict):
-        raise LakeError(f"stream schema {path} is not a JSON object")
+        raise LakeInputError(f"stream schema {path} is not a JSON object")
     return schema
 
 
@@ -289,7 +329,7 @@ class Lake:
 
     # ------------------------------------------------------------------ create
 
-    def create_table(self, table: str, schema: Any, partition_by: Sequence[str] = ()) -> int:
+    def _create_empty(self, table: str, schema: Any, partition_by: Sequence[str] = ()) -> int:
         """Create an empty table with an explicit Arrow schema (no-op if it exists); its version."""
         from deltalake import write_deltalake
 
@@ -340,45 +380,56 @@ class Lake:
         df = spark.read.schema(schema).option("basePath", path.as_uri()).parquet(*uris)
         return df.select(*[f"`{n}`" for n in arrow_schema.names])
 
-    # ------------------------------------------------------------------ write from Spark
+    # ------------------------------------------------------------------ write
 
     def write(
         self,
         table: str,
-        df: Any,
+        data: Any,
+        mode: WriteMode = APPEND,
         *,
-        mode: str = "append",
         partition_by: Sequence[str] | None = None,
-        partition_filters: Filters | None = None,
+        add_columns: bool = False,
+        settle_after: bool = True,
     ) -> int | None:
-        """Write a Spark DataFrame as one Delta transaction; the new version, None if nothing changed.
+        """Write ``data`` to ``table`` in ONE Delta transaction; the new version (None when a Spark
+        append of no rows changed nothing).
 
-        ``mode`` is ``append`` or ``overwrite``; with ``partition_filters``
-        (``[("window_date", "in", [...])]``) an overwrite replaces exactly those
-        partitions and every row of ``df`` must fall inside them. An empty
-        ``df`` commits nothing on append (creating the table empty if it is
-        missing) and removes the chosen rows on overwrite.
+        ``data`` is a Spark DataFrame (written in parallel, see the module docstring) or an Arrow
+        table (written by the driver). ``mode``: ``APPEND``, ``OVERWRITE`` (the whole table),
+        ``ReplacePartitions(filters)`` (Spark) or ``ReplaceWhere(predicate)`` (Arrow). A missing
+        table is created, partitioned by ``partition_by``; an existing one keeps its partitioning,
+        which ``partition_by`` must not contradict, and its schema (``add_columns=True``: an Arrow
+        append or overwrite may add columns, older rows get NULL). ``settle_after=False`` skips
+        the garbage collection after an Arrow write; a caller writing many tables calls
+        ``settle()`` once after the last one.
         """
-        if mode not in ("append", "overwrite"):
-            raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-        if partition_filters and mode != "overwrite":
-            raise ValueError("partition_filters need mode='overwrite'")
-        exists = self.exists(table)
-        if exists:
-            current = self.partition_columns(table)
-            if partition_by is not None and list(partition_by) != current:
-                raise LakeError(f"{table} is partitioned by {current}, not {list(partition_by)}")
-            partition_by = current
-        partition_by = list(partition_by or [])
-        if _delta_mode(df.sparkSession) == "delta-spark":
-            return self._write_delta_spark(table, df, mode, partition_by, partition_filters)
-        return self._write_staged(table, df, mode, partition_by, partition_filters, exists)
+        import pyarrow as pa
 
-    def overwrite_partitions(self, table: str, df: Any, partition_filters: Filters) -> int | None:
-        """Replace exactly the partitions selected by ``partition_filters`` with ``df``'s rows."""
-        if not partition_filters:
-            raise ValueError("overwrite_partitions needs partition filters (use write(mode='overwrite'))")
-        return self.write(table, df, mode="overwrite", partition_filters=partition_filters)
+        if not isinstance(mode, (Append, Overwrite, ReplacePartitions, ReplaceWhere)):
+            raise TypeError(f"write mode must be APPEND, OVERWRITE, ReplacePartitions or ReplaceWhere, not {mode!r}")
+        if isinstance(data, (pa.Table, pa.RecordBatch)):
+            if isinstance(mode, ReplacePartitions):
+                raise TypeError("ReplacePartitions writes a Spark DataFrame; for Arrow rows use ReplaceWhere")
+            if isinstance(mode, ReplaceWhere):
+                return self._replace_where(table, data, mode.predicate, partition_by, settle_after)
+            return self._write_arrow(table, data, mode, partition_by, add_columns, settle_after)
+        if isinstance(mode, ReplaceWhere):
+            raise TypeError("ReplaceWhere writes an Arrow table; for a Spark DataFrame use ReplacePartitions")
+        return self._write_spark(table, data, mode, partition_by)
+
+    def _write_spark(self, table: str, df: Any, mode: WriteMode, partition_by: Sequence[str] | None) -> int | None:
+        """A Spark DataFrame: an empty ``df`` commits nothing on append (creating the table empty
+        if it is missing) and removes the chosen rows on overwrite."""
+        filters = mode.filters if isinstance(mode, ReplacePartitions) else None
+        if isinstance(mode, ReplacePartitions) and not filters:
+            raise ValueError("ReplacePartitions needs partition filters (use OVERWRITE for the whole table)")
+        how = "append" if isinstance(mode, Append) else "overwrite"
+        exists = self.exists(table)
+        partition_by = self._partitioning(table, partition_by)
+        if _delta_mode(df.sparkSession) == "delta-spark":
+            return self._write_delta_spark(table, df, how, partition_by, filters)
+        return self._write_staged(table, df, how, partition_by, filters, exists)
 
     def _write_delta_spark(
         self, table: str, df: Any, mode: str, partition_by: list[str], partition_filters: Filters | None
@@ -420,7 +471,7 @@ class Lake:
             if not actions and mode == "append":
                 if exists:
                     return None
-                return self.create_table(table, schema, partition_by)
+                return self._create_empty(table, schema, partition_by)
             _before_commit(target, actions)
             if not exists:
                 target.mkdir(parents=True, exist_ok=True)
@@ -486,38 +537,32 @@ class Lake:
 
     # ------------------------------------------------------------------ small writes from Arrow
 
-    def write_arrow(
-        self, table: str, data: Any, *, mode: str = "append", partition_by: Sequence[str] | None = None,
-        add_columns: bool = False,
+    def _write_arrow(
+        self, table: str, data: Any, mode: WriteMode, partition_by: Sequence[str] | None, add_columns: bool,
+        settle_after: bool,
     ) -> int:
-        """Write a small Arrow table through the driver (``write_deltalake``) in one commit; the new version.
-
-        ``mode`` is ``append`` or ``overwrite`` (the whole table). The table is
-        created when missing; an existing table keeps its partitioning and schema
-        (``add_columns=True`` lets ``data`` add new columns to it, older rows get NULL).
-        """
+        """A small Arrow table through the driver (``write_deltalake``), appended or overwriting."""
         from deltalake import write_deltalake
 
-        if mode not in ("append", "overwrite"):
-            raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+        how = "append" if isinstance(mode, Append) else "overwrite"
         path = self.path(table)
         partition_by = self._partitioning(table, partition_by)
         _before_commit(path, [])
         path.mkdir(parents=True, exist_ok=True)
         try:
-            write_deltalake(str(path), data, mode=mode, partition_by=partition_by or None,
+            write_deltalake(str(path), data, mode=how, partition_by=partition_by or None,
                             schema_mode="merge" if add_columns and self.exists(table) else None)
         finally:
-            settle()
+            if settle_after:
+                settle()
         version = self.version(table)
-        log.info("%s %s: %d rows, version %s (delta-rs, from Arrow)", mode, table, data.num_rows, version)
+        log.info("%s %s: %d rows, version %s (delta-rs, from Arrow)", how, table, data.num_rows, version)
         return version  # type: ignore[return-value]
 
-    def replace_rows(
-        self, table: str, data: Any, predicate: str, *, partition_by: Sequence[str] | None = None,
-        settle_after: bool = True,
+    def _replace_where(
+        self, table: str, data: Any, predicate: str, partition_by: Sequence[str] | None, settle_after: bool,
     ) -> int:
-        """Replace the rows matching ``predicate`` with ``data`` (Arrow) in ONE transaction; the new version.
+        """``ReplaceWhere``: the rows matching ``predicate`` replaced by ``data`` (Arrow) in ONE transaction.
 
         Implemented with ``write_deltalake(mode="overwrite", predicate=...)``:
         delta-rs deletes the matching rows (rewriting files that hold other
@@ -541,9 +586,6 @@ class Lake:
         ``TIMESTAMP '...'`` and ``CAST(... AS TIMESTAMP)`` literals do **not**
         work (they are nanosecond, zone-less timestamps and the comparison is
         refused). Checked with deltalake 1.6.6.
-
-        ``settle_after=False`` skips the garbage collection after the write;
-        a caller writing many tables calls ``settle()`` once after the last one.
         """
         from deltalake import write_deltalake
         from deltalake.exceptions import DeltaError

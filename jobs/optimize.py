@@ -16,18 +16,15 @@ lake root, and that file holding the plan of that id. Anything else is a
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trendlake.jobs.errors import BadInputError
-from trendlake.jobs.lake import LakeError
+from trendlake.jobs.lake import LakeInputError
 
 if TYPE_CHECKING:
     from trendlake.optimizer.statistics import Statistics
@@ -39,7 +36,7 @@ MAX_POINTER_BYTES = 4096  # {"plan_id": ...} is under 300 bytes; a larger file i
 MAX_PLAN_ID_CHARS = 200  # the plan file's name must fit a file system's 255
 
 
-class PlanPointerError(LakeError, BadInputError):
+class PlanPointerError(LakeInputError):
     """``current.json`` is not a pointer to a plan of its folder (the message names the file)."""
 
 
@@ -193,48 +190,6 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
     tmp.write_text(text)
     os.replace(tmp, path)
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "optimize",
-        help="plan a workload from the latest statistics and make the plan current",
-        description=(
-            "Compile WORKLOAD.etq, plan it from the latest statistics of the stream and store "
-            "the plan under LAKE/plans/<workload>/<plan_id>.json with current.json pointing at it."
-        ),
-    )
-    p.add_argument("workload", type=Path, help="workload file (*.etq)")
-    p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--stream", help="stream: a name (bundled, or recorded in the lake by ingest) or a schema JSON path")
-    from trendlake.optimizer.planners import PLANNERS
-
-    p.add_argument("--planner", default="auto", choices=sorted(PLANNERS),
-                   help=f"planner ({', '.join(sorted(PLANNERS))}; default: auto, the plan of least estimated "
-                        "cost, or none without statistics)")
-    p.add_argument("--no-stats", action="store_true", help="plan without reading stats.<stream>")
-    p.add_argument("--stats", type=Path, metavar="STATS.json",
-                   help="plan from these statistics instead of the lake's newest stats run")
-    p.add_argument("--assume-uniform", action="store_true",
-                   help="plan without statistics, assuming every event type has the same rate (recorded in the plan)")
-    p.set_defaults(func=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    from trendlake.jobs.eval_cmd import planning_statistics
-
-    from trendlake import optimizer
-
-    statistics = planning_statistics(args) if (args.stats is not None or args.assume_uniform) else None
-    if statistics is None and args.stream and not args.no_stats:
-        statistics = latest_statistics(args.lake, args.stream)
-    try:
-        ref = optimize(args.lake, args.workload, stream=args.stream, statistics=statistics, planner=args.planner)
-    except optimizer.WorkloadError as err:
-        print(f"trendlake: error: invalid workload, no plan written:\n{err}", file=sys.stderr)
-        return 2
-    print(f"plan {ref.plan_id} is current for workload {ref.workload} ({ref.path})")
-    return 0
 
 
 def latest_statistics(lake_root: str | Path, stream: str) -> Statistics | None:

@@ -165,7 +165,7 @@ def validate_current_plan(settings: Settings | None = None) -> str:
 def replay_interval(context: Any) -> tuple[datetime, datetime]:
     """The interval a replay run covers: ``conf["from"]``/``conf["to"]`` if given, else its data interval."""
     from trendlake.engine.events import parse_ts
-    from trendlake.jobs.replay import _dt
+    from trendlake.jobs.times import utc
 
     conf = run_conf(context)
     if conf.get("from") or conf.get("to"):
@@ -174,7 +174,7 @@ def replay_interval(context: Any) -> tuple[datetime, datetime]:
         bounds = []
         for key in ("from", "to"):
             try:
-                bounds.append(_dt(parse_ts(conf[key])))
+                bounds.append(utc(parse_ts(conf[key])))
             except (ValueError, TypeError, OverflowError) as err:
                 raise ValueError(f'replay conf "{key}": {err} (ISO-8601 expected)') from None
         if bounds[1] <= bounds[0]:

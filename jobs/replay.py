@@ -33,7 +33,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from trendlake.jobs.errors import JobError
+from trendlake.jobs.errors import BadInputError, JobError
+from trendlake.jobs.times import micros, utc
 
 log = logging.getLogger("trendlake.replay")
 
@@ -41,7 +42,12 @@ GENERIC_SCHEMA = "query string, group_json string, window_start long, window_end
 
 
 class ReplayError(JobError):
-    """Replay cannot run (no plan, a plan for another workload, no bronze table)."""
+    """Replay refused to commit (rows it computed fall outside the windows it replaces)."""
+
+
+class ReplayInputError(ReplayError, BadInputError):
+    """Replay cannot run on this input (an empty interval, a plan for another workload, no
+    bronze table, a result column named twice)."""
 
 
 @dataclass
@@ -275,8 +281,8 @@ def keyed_inputs(bronze: Any, plan_raw: dict[str, Any], lo: int, hi: int) -> lis
 
     columns = set(bronze.columns)
     window = bronze.where(
-        (F.col("event_date") >= F.lit(_dt(lo).date())) & (F.col("event_date") <= F.lit(_dt(hi - 1).date()))
-    ).where((F.col("ts") >= F.lit(_dt(lo))) & (F.col("ts") < F.lit(_dt(hi))))
+        (F.col("event_date") >= F.lit(utc(lo).date())) & (F.col("event_date") <= F.lit(utc(hi - 1).date()))
+    ).where((F.col("ts") >= F.lit(utc(lo))) & (F.col("ts") < F.lit(utc(hi))))
     specs = {q["name"]: q for q in plan_raw["queries"]}
     by_key: dict[tuple[str, ...], list[str]] = {}
     for q in plan_raw["queries"]:
@@ -329,7 +335,7 @@ def result_columns(query: dict[str, Any]) -> dict[str, str]:
     for agg in query["aggregates"]:
         col = column_name(agg)
         if col in taken:
-            raise ReplayError(
+            raise ReplayInputError(
                 f"query {query['name']}: aggregate {agg['name']} maps to result column {col!r}, "
                 "which is already used; give it an alias with AS"
             )
@@ -398,8 +404,8 @@ def result_table(
     for row in rows:
         for g in query["group_by"]:
             columns[g].append(_stored(row[g]))
-        columns["window_start"].append(_dt(row["window_start"]))
-        columns["window_end"].append(_dt(row["window_end"]))
+        columns["window_start"].append(utc(row["window_start"]))
+        columns["window_end"].append(utc(row["window_end"]))
         over = []
         for agg in aggs:
             col = cols[agg["name"]]
@@ -415,7 +421,7 @@ def result_table(
         if "replay_run_id" in columns:
             columns["replay_run_id"].append(run_id)
         columns["computed_at"].append(computed_at)
-        columns["window_date"].append(_dt(row["window_end"] - 1).date())
+        columns["window_date"].append(utc(row["window_end"] - 1).date())
     return pa.table(columns, schema=schema)
 
 
@@ -427,16 +433,11 @@ def _stored(value: Any) -> Any:
     return value
 
 
-def _dt(us: int) -> datetime:
-    seconds, micros = divmod(us, 1_000_000)
-    return datetime.fromtimestamp(seconds, tz=UTC).replace(microsecond=micros)
-
-
 def window_predicate(start: int, end: int) -> str:
     """The Delta predicate selecting the rows replay replaces: window_end in (start, end]."""
     return (
-        f"window_end > '{_dt(start).strftime('%Y-%m-%d %H:%M:%S.%f')}' "
-        f"AND window_end <= '{_dt(end).strftime('%Y-%m-%d %H:%M:%S.%f')}'"
+        f"window_end > '{utc(start).strftime('%Y-%m-%d %H:%M:%S.%f')}' "
+        f"AND window_end <= '{utc(end).strftime('%Y-%m-%d %H:%M:%S.%f')}'"
     )
 
 
@@ -476,7 +477,7 @@ def stage_results(
 
     staged: list[StagedTable] = []
     missing_run_column: list[str] = []
-    lo, hi = pa.scalar(_dt(start_us), pa.timestamp("us", tz="UTC")), pa.scalar(_dt(end_us), pa.timestamp("us", tz="UTC"))
+    lo, hi = pa.scalar(utc(start_us), pa.timestamp("us", tz="UTC")), pa.scalar(utc(end_us), pa.timestamp("us", tz="UTC"))
     for q in plan["queries"]:
         name = q["name"]
         table = f"results/{name}"
@@ -539,13 +540,7 @@ def write_replay_log(
 
     row = dict(entry, status=status, tables=tables, versions=versions, rows=rows, error=error,
                logged_at=datetime.now(UTC))
-    lake.write_arrow(table, pa.Table.from_pylist([row], schema=replay_log_schema()), mode="append")
-
-
-def parse_time(value: str | int | datetime) -> int:
-    from trendlake.engine.events import parse_ts
-
-    return parse_ts(value)
+    lake.write(table, pa.Table.from_pylist([row], schema=replay_log_schema()))
 
 
 def replay(
@@ -566,16 +561,16 @@ def replay(
     from trendlake import engine, optimizer
 
     started = time.perf_counter()
-    start_us, end_us = parse_time(start), parse_time(end)
+    start_us, end_us = micros(start), micros(end)
     if end_us <= start_us:
-        raise ReplayError(f"empty interval: --to must be after --from ({start} .. {end})")
+        raise ReplayInputError(f"empty interval: --to must be after --from ({start} .. {end})")
     text = Path(workload_path).read_text()
     whash = optimizer.workload_hash(text)
     plan = plan if plan is not None else current_plan(lake_root, workload_name(workload_path))
     try:
         compiled = engine.load_plan(plan, workload_hash=whash)
     except engine.PlanError as err:
-        raise ReplayError(f"refusing plan: {err}") from None
+        raise ReplayInputError(f"refusing plan: {err}") from None
     stream = lakelib.resolve_stream(stream, lake_root, need_schema=False)[0]
     for q in plan["queries"]:  # every result table name, before anything runs or is written
         lakelib.check_name(q["name"], "query name")
@@ -584,7 +579,7 @@ def replay(
     lake = lakelib.Lake(lake_root)
     bronze = lake.read_spark(spark, f"bronze/{stream}")
     if bronze is None:
-        raise ReplayError(f"no bronze table for stream {stream!r} under {lake_root}; run ingest first")
+        raise ReplayInputError(f"no bronze table for stream {stream!r} under {lake_root}; run ingest first")
     bronze_schema = lake.arrow_schema(f"bronze/{stream}")
     lo, hi = needed_range(list(compiled.queries.values()), start_us, end_us)
     generic = None
@@ -605,14 +600,15 @@ def replay(
     log_table = f"replay_log/{log_table_name(workload_name(workload_path))}"
     entry = {
         "run_id": run_id, "workload": workload_name(workload_path), "plan_id": compiled.plan_id, "stream": stream,
-        "interval_start": _dt(start_us), "interval_end": _dt(end_us), "started_at": computed_at,
+        "interval_start": utc(start_us), "interval_end": utc(end_us), "started_at": computed_at,
     }
     write_replay_log(lake, log_table, entry, "started", [s.table for s in staged], [], [])
     committed: list[tuple[str, int, int]] = []
     try:
         for item in staged:
-            version = lake.replace_rows(
-                item.table, item.data, item.predicate, partition_by=["window_date"], settle_after=False,
+            version = lake.write(
+                item.table, item.data, lakelib.ReplaceWhere(item.predicate), partition_by=["window_date"],
+                settle_after=False,
             )
             committed.append((item.table, version, item.data.num_rows))
             report.rows_written[item.query] = item.data.num_rows
@@ -639,54 +635,7 @@ def replay(
     (folder / f"{run_id}.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     log.info(
         "replayed %s .. %s with plan %s: %s rows in %.1fs (read + evaluate %.1fs, write %d tables %.1fs)",
-        _dt(start_us), _dt(end_us), compiled.plan_id, sum(report.rows_written.values()), report.seconds,
+        utc(start_us), utc(end_us), compiled.plan_id, sum(report.rows_written.values()), report.seconds,
         report.evaluate_seconds, len(report.rows_written), report.write_seconds,
     )
     return report
-
-
-def add_parser(sub: Any) -> None:
-    from trendlake.jobs.cli import timestamp
-
-    p = sub.add_parser(
-        "replay",
-        help="replay an interval of bronze through the current plan into the result tables",
-        description=(
-            "Evaluate every query of the workload's current plan for the windows that end in "
-            "(FROM, TO] and replace exactly those windows in results.<query>. Idempotent: "
-            "rerunning or backfilling an interval leaves the same rows."
-        ),
-    )
-    p.add_argument("workload", type=Path, help="workload file (*.etq) the plan was made for")
-    p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--stream", default="rides", help="stream: a name or the schema JSON path (default: rides)")
-    p.add_argument("--from", dest="start", required=True, type=timestamp,
-                   help="interval start (ISO-8601 or epoch seconds), exclusive")
-    p.add_argument("--to", dest="end", required=True, type=timestamp,
-                   help="interval end (ISO-8601 or epoch seconds), inclusive")
-    p.add_argument("--report-out", type=Path, metavar="REPORT.json",
-                   help="write the run's report: rows written, seconds, and the engine seconds per sharing "
-                        "group and per query run alone (explain --replay-report compares them with the plan's "
-                        "estimates)")
-    p.set_defaults(func=_run)
-
-
-def _run(args: Any) -> int:
-    import sys
-
-    if args.report_out is not None and not args.report_out.parent.is_dir():
-        print(f"trendlake: error: --report-out {args.report_out}: folder {args.report_out.parent} does not exist",
-              file=sys.stderr)
-        return 2
-    try:
-        report = replay(args.lake, args.workload, args.start, args.end, stream=args.stream)
-    except (ReplayError, FileNotFoundError, ValueError) as err:
-        print(f"trendlake: error: {err}", file=sys.stderr)
-        return 2
-    for name, n in report.rows_written.items():
-        print(f"results.{name}: {n} rows for windows ending in ({_dt(report.start)}, {_dt(report.end)}]")
-    print(f"plan {report.plan_id}, replay run {report.run_id}, {report.seconds:.1f}s")
-    if args.report_out is not None:
-        args.report_out.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
-        print(f"wrote {args.report_out}", file=sys.stderr)
-    return 0

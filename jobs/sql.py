@@ -51,10 +51,11 @@ expressions, a ``WITH`` query counted at each place it is read. A refusal raises
 or analysis error) raises ``SqlError``, a ``SqlRefused`` with Spark's error
 class (``condition``) and the first line of its message.
 
-**Errors.** ``trendlake sql`` reads the query from its argument, ``--file F``
-or ``-`` (stdin), and prints a refusal as ``trendlake: error: <reason>`` and a
-Spark error -- rejected or failing while it runs -- as ``trendlake: error:
-<error class>: <first message line>``, exit 2, and nothing else on stderr: its
+**Errors.** ``trendlake sql`` (``jobs/cli/sql.py``) reads the query from its argument,
+``--file F`` or ``-`` (stdin); a refusal is a ``SqlRefused`` and a Spark error -- rejected or
+failing while it runs -- a ``SqlError`` (``<error class>: <first message line>``), both bad
+input (exit 2, ``SqlInternalError`` for Spark's ``INTERNAL_ERROR`` conditions: exit 3), and
+nothing else reaches stderr: its
 JVM logs at ``$TRENDLAKE_SPARK_LOG_LEVEL``, default OFF here, PySpark's
 query-context loggers (which print the Java stack of every failed query) are
 off, and the JVM's start-up notices are dropped (``quiet_spark``).
@@ -77,7 +78,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from trendlake.jobs.errors import JobError
+from trendlake.jobs.errors import BadInputError, InternalError
 from trendlake.jobs.sql_allowlist import (
     ANALYZED_NODES,
     EXPRESSIONS,
@@ -98,7 +99,7 @@ PLAN_EXPRESSION = CATALYST + "expressions.PlanExpression"
 _JVM_CACHE: dict[int, dict[str, Any]] = {}  # per JVM gateway (see _Walk)
 
 
-class SqlRefused(JobError):
+class SqlRefused(BadInputError):
     """A statement that is not a read-only query over the lake's views."""
 
 
@@ -109,6 +110,10 @@ class SqlError(SqlRefused):
         self.condition = condition
         self.message = message
         super().__init__(f"{condition}: {message}")
+
+
+class SqlInternalError(SqlError, InternalError):
+    """A statement Spark fails with one of its ``INTERNAL_ERROR`` conditions (a bug, not the query)."""
 
 
 def spark_error(err: BaseException) -> SqlError | None:
@@ -133,6 +138,8 @@ def spark_error(err: BaseException) -> SqlError | None:
     first = first.removeprefix(f"[{condition}]").strip()
     if len(first) > MAX_MESSAGE_CHARS:  # Spark quotes the expression, which may be most of the query
         first = first[:MAX_MESSAGE_CHARS] + f"... ({len(first) - MAX_MESSAGE_CHARS} more characters)"
+    if condition.startswith("INTERNAL_ERROR"):
+        return SqlInternalError(condition, first or "(no message)")
     return SqlError(condition, first or "(no message)")
 
 
@@ -488,43 +495,9 @@ def run_sql(
     return df.toArrow() if as_arrow else df
 
 
-# ---------------------------------------------------------------------- CLI
-
-
-def add_parser(sub: Any) -> None:
-    from trendlake.jobs.cli import positive_int
-
-    p = sub.add_parser(
-        "sql",
-        help="run Spark SQL over the lake's tables (temporary views <kind>_<name>)",
-        description=(
-            "Register every Delta table of the lake as a temporary view named <kind>_<name> "
-            "(results_stuck_trips, bronze_rides, quarantine_rides, stats_rides, ...) and "
-            "trendlake_tables (table_name, view, kind, name, version, rows, path), run the "
-            "query and print the result. Read-only: only queries over these views that call "
-            "side-effect-free built-in functions run; INSERT, CREATE, DROP, SET, CACHE, file "
-            "paths (text.`/path`), table-valued functions, reflection (reflect, java_method) "
-            "and UDFs are refused before Spark runs anything. The query text is at most "
-            f"{MAX_QUERY_BYTES} bytes."
-        ),
-    )
-    p.add_argument("--lake", required=True, type=Path, help="lake root folder")
-    p.add_argument("--limit", type=positive_int, default=100, help="rows to print with --format table (default 100)")
-    p.add_argument(
-        "--format", choices=("table", "csv", "json"), default="table",
-        help="table (up to --limit rows), or every row as CSV with a header / JSON lines (for scripts)",
-    )
-    p.add_argument("--file", type=Path, help="read the query from this file (UTF-8) instead of the argument")
-    p.add_argument(
-        "query", nargs="?",
-        help='SQL text, e.g. "SELECT * FROM trendlake_tables"; - reads it from standard input',
-    )
-    p.set_defaults(func=_run)
-
-
 def _plain(value: Any) -> Any:
     if isinstance(value, float):  # infinities and NaN as eval prints them: JSON has no literal for them
-        from trendlake.jobs.eval_cmd import json_value
+        from trendlake.jobs.evaluate import json_value
 
         return json_value(value)
     if isinstance(value, Decimal):
@@ -642,28 +615,3 @@ def quiet_spark() -> Any:
     finally:
         if own_level:
             os.environ.pop("TRENDLAKE_SPARK_LOG_LEVEL", None)
-
-
-def _run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    try:
-        sql = read_query(args)
-    except (OSError, SqlRefused) as err:
-        what = f"{err.strerror}: {err.filename}" if isinstance(err, OSError) and err.strerror else err
-        print(f"trendlake: error: {what}", file=sys.stderr)
-        return 2
-    spark = quiet_spark()
-    try:
-        df = run_sql(spark, args.lake, sql, show=args.format == "table", limit=args.limit)
-        if args.format != "table":
-            print_rows(df, args.format)
-    except (FileNotFoundError, SqlRefused) as err:
-        print(f"trendlake: error: {err}", file=sys.stderr)
-        return 2
-    except Exception as err:  # noqa: BLE001 - Spark's errors while the query runs
-        mapped = spark_error(err)
-        if mapped is None:
-            raise
-        print(f"trendlake: error: {mapped}", file=sys.stderr)
-        return 3 if mapped.condition.startswith("INTERNAL_ERROR") else 2
-    return 0

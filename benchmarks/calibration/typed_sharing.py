@@ -215,7 +215,7 @@ def run(ctx: Context) -> dict[str, Any]:
     repeat, log = ctx.repeat, ctx.log
     ctx.record_name = "typed_sharing_same_threshold" if same_threshold else "typed_sharing"
     from trendlake.engine.shared.kleene import compiled
-    from trendlake.jobs.eval_cmd import file_statistics
+    from trendlake.jobs.statistics import file_statistics
 
     from benchmarks.experiments.common import forced_sharing
 

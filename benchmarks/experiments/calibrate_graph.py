@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 from trendlake.datagen.streams import generate
-from trendlake.jobs.eval_cmd import file_statistics
+from trendlake.jobs.statistics import file_statistics
 from trendlake.optimizer.cost import alone_costs, rates_for
 from trendlake.optimizer.planners import hamlet
 from trendlake.optimizer.statistics import Statistics

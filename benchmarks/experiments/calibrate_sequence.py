@@ -21,7 +21,7 @@ import statistics
 from typing import Any
 
 from trendlake.datagen.workloads import StreamFacts, generate_workload
-from trendlake.jobs.eval_cmd import file_statistics
+from trendlake.jobs.statistics import file_statistics
 from trendlake.schemas import load_stream_schema
 
 from benchmarks.experiments.common import (

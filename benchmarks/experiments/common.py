@@ -348,7 +348,7 @@ def runner(s: Strategy, prepared: Prepared, events: list[Event]) -> Callable[[],
     if s.kind == "engine":
         return lambda: engine.evaluate(prepared.plan, table, strategy=s.engine_strategy)
     if s.kind == "shared":
-        from trendlake.jobs.eval_cmd import file_statistics
+        from trendlake.jobs.statistics import file_statistics
 
         # the planner reads the statistics of the very events it is timed on (as `eval --planner` does)
         stats = file_statistics(table, prepared.workload, None)

@@ -8,7 +8,7 @@ Measured in ``--repeat`` interleaved rounds (each round times the baseline, then
 workload; medians kept, every time recorded, after one untimed round):
 
 - ``baseline``: ``pyarrow.csv.read_csv`` of the file plus ``value_counts`` of ``type``;
-- ``eval``: what ``trendlake eval`` runs (``jobs.eval_cmd``: read the file, type it
+- ``eval``: what ``trendlake eval`` runs (``jobs.evaluate``: read the file, type it
   by the rules, evaluate the plan columnar), for ``SEQ(A, B+, C)`` grouped by
   ``g`` in 10-minute windows sliding 5 minutes returning ``g, COUNT(*)``, and a
   second workload returning ``g, COUNT(*), SUM(B.x), AVG(B.x)``.
@@ -85,8 +85,8 @@ def baseline(path: Path) -> dict[str, int]:
 
 
 def run_eval(workload: Path, path: Path) -> list[dict[str, Any]]:
-    """``trendlake eval``'s own steps (``jobs.eval_cmd``), without printing."""
-    from trendlake.jobs.eval_cmd import compile_plan, evaluate_table, read_event_file
+    """``trendlake eval``'s own steps (``jobs.evaluate``), without printing."""
+    from trendlake.jobs.evaluate import compile_plan, evaluate_table, read_event_file
 
     from trendlake import engine
 
@@ -193,7 +193,7 @@ def run(ctx: Context) -> dict[str, Any]:
                **({"result_rows": runs[key]["result_rows"]} if key in runs else {"type_counts": outs[key]})}
               for key in fns]
     labels = {"baseline": "pyarrow.csv.read_csv + value_counts of type"}
-    labels |= {key: f"trendlake eval's steps (jobs.eval_cmd), workload {key}" for key in workloads}
+    labels |= {key: f"trendlake eval's steps (jobs.evaluate), workload {key}" for key in workloads}
     return make_record(
         ctx, title=TITLE, paper="issue goals: eval at most 3x a pyarrow read, peak memory at most 3x the Arrow table",
         compares="what trendlake eval runs vs a pyarrow read of the same CSV, interleaved rounds, one process",

@@ -255,8 +255,9 @@ def check_agreement(lake_root: Path, plan_raw: dict[str, Any], start_us: int, en
 
 def run(ctx: Context) -> dict[str, Any]:
     from trendlake.jobs.optimize import current_plan, optimize, workload_name
-    from trendlake.jobs.replay import _dt, replay
+    from trendlake.jobs.replay import replay
     from trendlake.jobs.spark import get_spark
+    from trendlake.jobs.times import utc as _dt
 
     from trendlake import engine
 

@@ -82,11 +82,12 @@ def _results(lake_root: Path, plan_raw: dict[str, Any]) -> list[dict[str, Any]]:
 
 def run(ctx: Context) -> dict[str, Any]:
     from trendlake.datagen.workloads import generate_workload
-    from trendlake.jobs.eval_cmd import file_statistics
     from trendlake.jobs.lake import Lake
     from trendlake.jobs.optimize import current_plan, optimize, workload_name
-    from trendlake.jobs.replay import _dt, replay
+    from trendlake.jobs.replay import replay
     from trendlake.jobs.spark import get_spark
+    from trendlake.jobs.statistics import file_statistics
+    from trendlake.jobs.times import utc as _dt
 
     from benchmarks.experiments.replay import RATE, STREAM, build_bronze, replay_interval
     from trendlake import engine, optimizer

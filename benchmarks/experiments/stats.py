@@ -10,13 +10,13 @@ type-grained queries of the issue's shape, ``SEQ(Ti, Trade+)``, ``SEQ(Ti, Trade+
 
 - ``read``: ``pyarrow.csv.read_csv`` / ``pyarrow.parquet.read_table`` of the file;
 - ``typed_read``: the file read as ``trendlake plan --events`` reads it
-  (``jobs.eval_cmd.read_event_file`` with the stream schema: every column typed and checked);
-- ``statistics``: the statistics of that table (``jobs.eval_cmd.file_statistics``);
+  (``jobs.evaluate.read_event_file`` with the stream schema: every column typed and checked);
+- ``statistics``: the statistics of that table (``jobs.statistics.file_statistics``);
 - ``compile``: the workload parsed and checked (``optimizer.compile_workload``);
 - ``search``: the ``hamlet`` plan of the compiled workload from those statistics
   (``optimizer.build_plan``, the statistics checked against their schema included);
 - ``plan``: all of ``trendlake plan --planner hamlet --events F --stream stocks`` but the
-  process start and the output (``jobs.eval_cmd.compile_plan`` with ``planning_statistics``).
+  process start and the output (``jobs.evaluate.compile_plan`` with ``planning_statistics``).
 
 Goals (issue "Statistics and planning at the speed of a scan"): ``statistics / read <= 2``
 and planning beyond the statistics ``<= 1 s``, both as ``plan - (typed_read + statistics)``
@@ -88,13 +88,13 @@ def add_options(p: Any) -> None:
 
 
 def run(ctx: Context) -> dict[str, Any]:
-    from trendlake.jobs.eval_cmd import (
+    from trendlake.jobs.evaluate import (
         compile_plan,
-        file_statistics,
         load_schema,
         planning_statistics,
         read_event_file,
     )
+    from trendlake.jobs.statistics import file_statistics
 
     from trendlake import optimizer
 

@@ -26,12 +26,11 @@ time gives a sorted file. Replay orders by time anyway.
 Layout: ``base`` (report, parsing, chunked reading, schema checks, the
 ``Adapter`` entry), one module per source (``tlc``, ``debs2014``, ``ohlcv``,
 ``dublin_bus``), the registry ``ADAPTERS`` (``registry``), ``adapt``
-(``core``) and the ``trendlake adapt`` command (``cli``).
+(``core``); the ``trendlake adapt`` command is ``jobs/cli/adapt.py``.
 """
 
 from trendlake.datagen.adapters.base import Adapter, AdaptError, AdaptReport
-from trendlake.datagen.adapters.cli import add_parser
 from trendlake.datagen.adapters.core import adapt
 from trendlake.datagen.adapters.registry import ADAPTERS, ALIASES
 
-__all__ = ["ADAPTERS", "ALIASES", "AdaptError", "AdaptReport", "Adapter", "adapt", "add_parser"]
+__all__ = ["ADAPTERS", "ALIASES", "AdaptError", "AdaptReport", "Adapter", "adapt"]

@@ -31,11 +31,10 @@ Layout: ``base`` (randomness, type chain, clock, ``Model``, ``StreamSpec``),
 one module per stream model (``rides``, ``stocks``, ``linear_road``,
 ``smart_home``, ``ecommerce``, ``cluster``, ``bus``, ``taxi_zones``), the
 registry ``STREAMS`` (``registry``), generation (``core``), ``measure``,
-``writer`` and the ``trendlake generate`` command (``cli``).
+``writer``; the ``trendlake generate`` command is ``jobs/cli/generate.py``.
 """
 
 from trendlake.datagen.streams.base import StreamSpec
-from trendlake.datagen.streams.cli import add_parser
 from trendlake.datagen.streams.core import ARROW_TYPES, arrow_schema, generate
 from trendlake.datagen.streams.measure import Measure, measure
 from trendlake.datagen.streams.registry import STREAMS, stream_spec
@@ -48,7 +47,6 @@ __all__ = [
     "SUFFIX_FORMATS",
     "Measure",
     "StreamSpec",
-    "add_parser",
     "arrow_schema",
     "generate",
     "measure",

@@ -32,10 +32,9 @@ Layout: ``facts`` (``StreamFacts``), ``common`` (pattern, predicate,
 aggregate and window building blocks, parameters, ``Kind``), one module per
 paper (``hamlet``, ``sharon``, ``gloria``, ``weaveshare``), the registry
 ``KINDS`` (``registry``), ``generate_workload`` (``core``) and the
-``trendlake workload`` command (``cli``).
+``trendlake workload`` command (``jobs/cli/workload.py``).
 """
 
-from trendlake.datagen.workloads.cli import add_parser, run_workload
 from trendlake.datagen.workloads.common import (
     Kind,
     QuerySpec,
@@ -53,13 +52,11 @@ __all__ = [
     "Kind",
     "QuerySpec",
     "StreamFacts",
-    "add_parser",
     "generate_specs",
     "generate_workload",
     "kleene_depth",
     "nested_kleene",
     "ratio_fraction",
     "resolve_params",
-    "run_workload",
     "zipf_weights",
 ]

@@ -145,7 +145,7 @@ def test_result_checks_pass_on_replayed_results_and_catch_each_corruption(sample
     import pyarrow as pa
     import pyarrow.compute as pc
     from trendlake.jobs.checks import ResultChecksFailed, check_result_tables
-    from trendlake.jobs.lake import Lake
+    from trendlake.jobs.lake import OVERWRITE, Lake
 
     workload, plan = sample_lake.workload, sample_lake.plan
     start, end = sample_lake.days[0]
@@ -160,9 +160,9 @@ def test_result_checks_pass_on_replayed_results_and_catch_each_corruption(sample
 
     change, broken = CORRUPTIONS[corruption]
     if change is None:
-        lake.write_arrow("results/stuck_trips", day.slice(0, 1))
+        lake.write("results/stuck_trips", day.slice(0, 1))
     else:
-        lake.write_arrow("results/stuck_trips", pa.concat_tables([change(day), others]), mode="overwrite")
+        lake.write("results/stuck_trips", pa.concat_tables([change(day), others]), OVERWRITE)
     # only the corrupted table is validated again (the others passed above and are unchanged)
     only = {**plan, "queries": [q for q in plan["queries"] if q["name"] == "stuck_trips"]}
     with pytest.raises(ResultChecksFailed, match=f"results_stuck_trips.*{broken}"):
@@ -170,5 +170,5 @@ def test_result_checks_pass_on_replayed_results_and_catch_each_corruption(sample
 
     if corruption == "NULL count not listed as overflowed":  # ... which passes once listed
         listed = _first_row_changed(change(day), "overflowed", ["count"])
-        lake.write_arrow("results/stuck_trips", pa.concat_tables([listed, others]), mode="overwrite")
+        lake.write("results/stuck_trips", pa.concat_tables([listed, others]), OVERWRITE)
         assert check_result_tables(lake_copy, workload, start, end, plan=only)["stuck_trips"]["success"]

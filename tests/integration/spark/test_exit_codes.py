@@ -94,8 +94,38 @@ def test_optimize_exits_zero_every_time(lake) -> None:
 
 def test_a_failing_command_keeps_its_status(tmp_path) -> None:
     done = run("replay", WORKLOAD, "--lake", str(tmp_path / "missing"), "--stream", "rides", *DAY)
-    assert done.returncode not in (0, 134), done.stderr[-2000:]
+    assert done.returncode == 2, done.stderr[-2000:]
     assert "trendlake: error:" in done.stderr
+
+
+# The Spark sub-commands on bad input: exit 2 and one ``trendlake: error:`` line naming what is
+# wrong (docs/cli.md; the other sub-commands: tests/unit/jobs/test_exit_codes.py).
+BAD_INPUT = {
+    "ingest, no landing folder": (["ingest", "--lake", "{lake}", "--stream", "rides", "--landing", "{tmp}/nope"],
+                                  "landing folder"),
+    "ingest, unknown stream": (["ingest", "--lake", "{lake}", "--stream", "trains", "--landing", "{landing}"],
+                               "no stream schema 'trains'"),
+    "stats, no bronze": (["stats", "--lake", "{tmp}/empty", "--stream", "rides", *DAY], "run ingest first"),
+    "stats, empty range": (["stats", "--lake", "{lake}", "--stream", "rides", "--from", "2026-01-02T00:00:00Z",
+                            "--to", "2026-01-01T00:00:00Z"], "empty stats range"),
+    "replay, empty interval": (["replay", WORKLOAD, "--lake", "{lake}", "--stream", "rides",
+                                "--from", "2026-01-02T00:00:00Z", "--to", "2026-01-01T00:00:00Z"], "empty interval"),
+    "replay, report folder": (["replay", WORKLOAD, "--lake", "{lake}", "--stream", "rides", *DAY,
+                               "--report-out", "{tmp}/no/r.json"], "--report-out"),
+    "sql, no query": (["sql", "--lake", "{lake}", "--file", "{tmp}/nope.sql"], "nope.sql"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUT))
+def test_the_spark_commands_on_bad_input_exit_2(lake, tmp_path, case) -> None:
+    argv, words = BAD_INPUT[case]
+    (tmp_path / "empty").mkdir()
+    names = {"lake": lake["lake"], "landing": lake["landing"], "tmp": str(tmp_path)}
+    done = run(*[a.format(**names) if a.startswith("{") else a for a in argv])
+    assert done.returncode == 2, (case, done.returncode, done.stderr[-2000:])
+    errors = [line for line in done.stderr.splitlines() if line.startswith("trendlake: error:")]
+    assert len(errors) == 1 and words in errors[0], (case, done.stderr[-2000:])
+    assert "Traceback" not in done.stderr
 
 
 def test_great_expectations_never_ends_a_process_without_a_main_file(tmp_path) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from trendlake.jobs.cli import main
-from trendlake.jobs.eval_cmd import json_value
+from trendlake.jobs.evaluate import json_value
 
 pytestmark = pytest.mark.spark
 
@@ -89,7 +89,7 @@ def test_spark_reads_infinities_and_nan_from_a_result_table(spark, tmp_path: Pat
         r.update(window_start=0, window_end=3_600_000_000)
     table = result_table(query, rows, schema, "plan", datetime(2026, 1, 1, tzinfo=UTC))
     lake = lakelib.Lake(tmp_path / "lake")
-    lake.write_arrow("results/q", table, partition_by=["window_date"])
+    lake.write("results/q", table, partition_by=["window_date"])
     df = lake.read_spark(spark, "results/q")
     got = {r["g"]: (r["total"], r["mean"], r["nan"]) for r in df.selectExpr("g", "total", "mean", "isnan(total) AS nan").collect()}
     assert got["a"] == (math.inf, -math.inf, False)

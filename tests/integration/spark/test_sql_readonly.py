@@ -43,8 +43,8 @@ pytestmark = pytest.mark.spark
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("sqllake")
     lk = Lake(root)
-    lk.write_arrow("results/trips", pa.table({"driver": [1, 2, 1], "n": [10, 20, 30]}))
-    lk.write_arrow("bronze/rides", pa.table({"driver": [1, 2, 3], "type": ["A", "B", "A"]}))
+    lk.write("results/trips", pa.table({"driver": [1, 2, 1], "n": [10, 20, 30]}))
+    lk.write("bronze/rides", pa.table({"driver": [1, 2, 3], "type": ["A", "B", "A"]}))
     return root
 
 

@@ -8,7 +8,8 @@ import pyarrow as pa
 import pytest
 from trendlake.jobs import lake as lakelib
 from trendlake.jobs.ingest import as_bronze
-from trendlake.jobs.stats import compute_stats, latest_statistics, read_runs, run_stats
+from trendlake.jobs.statistics import compute_stats
+from trendlake.jobs.stats import latest_statistics, read_runs, run_stats
 from trendlake.schemas import load_stream_schema
 
 pytestmark = pytest.mark.spark
@@ -59,7 +60,7 @@ def test_spark_stats_equal_the_arrow_function_and_hand_counts(tmp_path, spark) -
     workload.write_text(WORKLOAD)
     table = events()
     lake = lakelib.Lake(tmp_path / "lake")
-    lake.write_arrow(
+    lake.write(
         "bronze/rides", as_bronze(table, schema, first_seq=0, source_file="hand", source_checksum="hand")
     )
     start, end = DAY, DAY.replace(minute=10)
@@ -107,7 +108,7 @@ WITHIN 30 minutes;
 def test_stats_of_a_workload_with_many_burst_partitionings_equal_the_arrow_function(tmp_path, spark) -> None:
     """Burst runs of every spec (partitioned by an integer key, a string key, or not at all)
     come out of one Spark query; they must equal the Arrow function's spec by spec."""
-    from trendlake.jobs.stats import make_spec
+    from trendlake.jobs.statistics import make_spec
     from trendlake.schemas import workload_path
 
     from tests.integration.sample import trip_rows
@@ -122,7 +123,7 @@ def test_stats_of_a_workload_with_many_burst_partitionings_equal_the_arrow_funct
     table = pa.Table.from_pylist(rows)
     table = table.append_column("seq", pa.array(range(len(rows)), pa.int64()))
     lake = lakelib.Lake(tmp_path / "lake")
-    lake.write_arrow(
+    lake.write(
         "bronze/rides", as_bronze(table, schema, first_seq=0, source_file="gen", source_checksum="gen")
     )
     start, end = DAY, DAY.replace(hour=12)

@@ -243,7 +243,8 @@ REPO = ENGINE.parent
 # the plan reader, the executor, eval, explain and the benchmark harness reach a sharing kind
 # only through the registry (engine.shared.KINDS): no kind's name or module in them (a kind's
 # own calibration benchmark, such as benchmarks/calibration/typed_sharing.py, measures its internals)
-KIND_FREE = ("engine/plan.py", "engine/executor.py", "jobs/eval_cmd.py", "jobs/explain.py", "benchmarks/experiments",
+KIND_FREE = ("engine/plan.py", "engine/executor.py", "jobs/evaluate.py", "jobs/explain.py", "jobs/cli",
+             "benchmarks/experiments",
              "benchmarks/suite.py", "benchmarks/__main__.py")
 
 

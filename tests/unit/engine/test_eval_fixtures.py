@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 from trendlake.jobs.cli import main
-from trendlake.jobs.eval_cmd import compile_plan
+from trendlake.jobs.evaluate import compile_plan
 
 from tests.oracle import evaluate as oracle_evaluate
 from trendlake import engine
@@ -170,7 +170,7 @@ def oracle_rows(case: Case) -> list[dict[str, Any]]:
     """The oracle's rows for the case, as eval prints them (the file read by eval's reader)."""
     import pyarrow as pa
     from trendlake.engine.files import read_event_table
-    from trendlake.jobs.eval_cmd import json_value
+    from trendlake.jobs.evaluate import json_value
     from trendlake.schemas import load_stream_schema
 
     schema = load_stream_schema(str(case.stream)) if case.stream else None

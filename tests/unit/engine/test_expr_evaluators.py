@@ -257,7 +257,7 @@ def test_numpy_compares_integer_products_with_doubles_exactly(
 # ------------------------------------------------------------------ text
 
 def test_expr_text_keeps_precedence() -> None:
-    from trendlake.jobs.stats import expr_text
+    from trendlake.jobs.statistics import expr_text
 
     a, b = {"attr": "a", "var": "E"}, {"attr": "b", "var": "E"}
     s = {"op": "+", "args": [a, b]}

@@ -51,7 +51,7 @@ def shared_plan() -> dict[str, Any]:
 
 
 def test_a_registered_kind_is_planned_checked_run_reported_and_explained(registered: None) -> None:
-    from trendlake.jobs.eval_cmd import sharing_report
+    from trendlake.jobs.evaluate import sharing_report
     from trendlake.jobs.explain import explain_text
 
     plan = shared_plan()

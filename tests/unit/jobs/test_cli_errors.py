@@ -62,12 +62,12 @@ def test_invalid_workload_exits_2_without_traceback(tmp_path: Path, capsys: pyte
 
 def test_unexpected_errors_are_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    from trendlake.jobs import eval_cmd
+    from trendlake.jobs.cli import plan
 
     def boom(args: object) -> int:
         raise KeyError("surprise")
 
-    monkeypatch.setattr(eval_cmd, "run_plan", boom)
+    monkeypatch.setattr(plan, "run", boom)
     workload = tmp_path / "w.etq"
     workload.write_text("QUERY q RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 1 minute;\n")
     assert main(["plan", str(workload)]) == EXIT_INTERNAL

@@ -98,7 +98,7 @@ def test_invalid_workload_evaluates_nothing(tmp_path: Path, fig24, capsys) -> No
     assert main(["eval", str(bad), "--events", str(events)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "fig24" in captured.err and "nothing evaluated" in captured.err
+    assert "fig24" in captured.err and "invalid workload, nothing done" in captured.err
 
 
 def test_bad_event_file_is_a_clear_error(tmp_path: Path, fig24, capsys) -> None:
@@ -120,3 +120,25 @@ def test_overflow_is_marked_not_wrapped(tmp_path: Path, capsys) -> None:
     events.write_text("type,ts\n" + "".join(f"A,{i}\n" for i in range(100)))
     assert main(["eval", str(workload), "--events", str(events), "--strategy", "greta"]) == 0
     assert json.loads(capsys.readouterr().out)["COUNT(*)"] == 2**100 - 1
+
+
+def test_eval_plans_its_workload_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The statistics ``eval`` plans from read the workload's query entries (``jobs.statistics``),
+    never a planner's run: the workload is planned once, by the planner asked for."""
+    from trendlake import optimizer
+
+    workload = tmp_path / "w.etq"
+    workload.write_text("QUERY q1 RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 10 seconds;\n"
+                        "QUERY q2 RETURN COUNT(*) PATTERN SEQ(C, B+) WITHIN 10 seconds;\n")
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts\nA,1\nB,2\nC,3\nB,4\n")
+    planners: list[str] = []
+    real = optimizer.build_plan
+
+    def counted(*args, **kwargs):
+        planners.append(kwargs.get("planner", args[1] if len(args) > 1 else "none"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(optimizer, "build_plan", counted)
+    assert main(["eval", str(workload), "--events", str(events), "--planner", "auto"]) == 0
+    assert planners == ["auto"]

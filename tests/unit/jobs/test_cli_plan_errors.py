@@ -87,7 +87,13 @@ def test_stream_schema_not_json(tmp_path: Path, content: str) -> None:
 def test_deep_nesting_is_a_workload_error(tmp_path: Path, body: str) -> None:
     wl = tmp_path / "deep.etq"
     wl.write_text(f"QUERY deep RETURN COUNT(*)\n{body} WITHIN 10 seconds;\n")
-    refused(["plan", str(wl)], f"{wl}:2:", "query deep", f"more than {MAX_NESTING} levels")
+    code, out, err = run(["plan", str(wl)])
+    assert (code, out) == (EXIT_BAD_INPUT, "")
+    # an invalid workload: one heading line, then one line per error (docs/cli.md)
+    head, *errors = err.splitlines()
+    assert head == "trendlake: error: invalid workload, nothing done:"
+    assert len(errors) == 1 and errors[0].startswith(f"{wl}:2:"), errors
+    assert "query deep" in errors[0] and f"more than {MAX_NESTING} levels" in errors[0]
 
 
 def test_nesting_up_to_the_limit_plans(tmp_path: Path) -> None:

@@ -37,8 +37,8 @@ def test_the_nightly_default_workload_shares_on_a_generated_day(tmp_path: Path) 
     passes the engine's check."""
     import pyarrow.parquet as pq
     from trendlake.datagen.streams import write_events
-    from trendlake.jobs.eval_cmd import file_statistics
     from trendlake.jobs.pipeline import Settings
+    from trendlake.jobs.statistics import file_statistics
     from trendlake.schemas import load_stream_schema
 
     from trendlake import engine, optimizer

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from trendlake.jobs.cli import main
-from trendlake.jobs.eval_cmd import _cell, json_line, json_row, json_value
+from trendlake.jobs.evaluate import _cell, json_line, json_row, json_value
 
 from trendlake import engine
 

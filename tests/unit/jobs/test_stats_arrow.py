@@ -1,4 +1,4 @@
-"""``jobs.stats.compute_stats`` (the vectorized Arrow path) against the statistics' definition
+"""``jobs.statistics.compute_stats`` (the vectorized Arrow path) against the statistics' definition
 computed plainly, row by row, on random event tables and workloads.
 
 The reference counts rates and groups per pane with dictionaries, the partitions of each
@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trendlake.jobs.stats import (
+from trendlake.jobs.statistics import (
     Aggregates,
     PredicateCounter,
     build_rows,
@@ -157,7 +157,7 @@ def test_compute_stats_equals_the_definition_counted_row_by_row(
 def test_rates_counted_sparsely_equal_the_definition(table: pa.Table, group_by: list[str], pane: float) -> None:
     """The rates' other branch (many groups or panes: combinations renumbered, only the cells
     that occur counted), forced on small tables."""
-    from trendlake.jobs import stats
+    from trendlake.jobs import statistics as stats
 
     dense = (stats.DENSE_GROUPS, stats.DENSE_CELLS)
     stats.DENSE_GROUPS, stats.DENSE_CELLS = 0, -(10**9)

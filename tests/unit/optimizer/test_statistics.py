@@ -1,7 +1,7 @@
 """The typed statistics (``optimizer.statistics``) and their JSON Schema.
 
-Documents come from the producers themselves (``jobs.stats.compute_stats`` rows through
-``statistics_dict``, as ``trendlake stats`` records them, and ``eval_cmd.file_statistics``, as
+Documents come from the producers themselves (``jobs.statistics.compute_stats`` rows through
+``statistics_dict``, as ``trendlake stats`` records them, and ``statistics.file_statistics``, as
 ``plan --events`` computes them) over random small event tables: every such document passes
 the schema and reads back to itself; the schema names exactly the fields they write; a wrong
 value anywhere is refused with its field named."""
@@ -18,8 +18,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from trendlake.jobs.eval_cmd import file_statistics
-from trendlake.jobs.stats import compute_stats, statistics_dict
+from trendlake.jobs.statistics import compute_stats, file_statistics, statistics_dict
 from trendlake.optimizer.cost import UNIFORM, rates_for, selectivity
 from trendlake.optimizer.errors import OptimizerError
 from trendlake.optimizer.statistics import Statistics, load_statistics_schema

@@ -1,7 +1,7 @@
 """The Hamlet planners on real statistics of type-grained workloads (`hamlet-typed`).
 
 Statistics are computed from generated stocks events as `trendlake eval --planner` computes
-them (`jobs.eval_cmd.file_statistics`). Queries with one threshold on the Kleene type form
+them (`jobs.statistics.file_statistics`). Queries with one threshold on the Kleene type form
 one class: one coefficient update per event of it serves all of them, and the planner
 shares them on the compiled pass's constants; queries with a threshold each, whose own
 types are 60% of the stream, are planned alone (docs/engine.md, "When sharing pays"). Either
@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from trendlake.datagen.streams import generate
 from trendlake.datagen.workloads import generate_workload
-from trendlake.jobs.eval_cmd import file_statistics
+from trendlake.jobs.statistics import file_statistics
 from trendlake.optimizer.cost import CLASS_UPDATE_COST, SNAPSHOT_COST
 from trendlake.schemas import load_stream_schema
 

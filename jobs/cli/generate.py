@@ -1,4 +1,5 @@
-"""``trendlake generate``: write a seeded synthetic event stream to a file."""
+"""``trendlake generate``: write a seeded synthetic event stream to a file (the generators:
+``datagen.streams``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 from trendlake.datagen.streams.registry import STREAMS
 from trendlake.datagen.streams.writer import FORMATS, write_events
+from trendlake.jobs.cli import bad_input
+from trendlake.jobs.errors import BadInputError
 
 
 def _mix_arg(text: str) -> dict[str, float]:
@@ -65,10 +68,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show a progress bar (default: on for 1M events or more)")
     p.add_argument("--list", action="store_true", help="list the streams with their defaults and parameters")
-    p.set_defaults(func=_run)
+    p.set_defaults(func=run)
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.list:
         for name, spec in STREAMS.items():
             params = ", ".join(f"{k}={v}" for k, v in spec.params.items()) or "-"
@@ -77,19 +80,15 @@ def _run(args: argparse.Namespace) -> int:
             print(f"{'':12s}   rate {spec.rate:g}/s, burst {spec.burst:g}, params: {params}")
         return 0
     if not args.stream or args.events is None or args.out is None:
-        print("trendlake generate: error: STREAM, --events and --out are required (or --list)", file=sys.stderr)
-        return 2
+        raise BadInputError("STREAM, --events and --out are required (or --list)")
     progress = args.progress if args.progress is not None else args.events >= 1_000_000
     stats: dict[str, Any] = {}
-    try:
+    with bad_input(ValueError):  # an unknown stream or parameter, a value the generator refuses
         path = write_events(
             args.stream, args.out, args.events, args.seed, format=args.format, progress=progress, stats=stats,
             start=args.start, rate_per_second=args.rate, burst=args.burst, mix=args.mix,
             chunk_size=args.chunk_size, **dict(args.param),
         )
-    except (ValueError, FileNotFoundError) as err:
-        print(f"trendlake generate: error: {err}", file=sys.stderr)
-        return 2
     top = sorted(stats["type_mix"].items(), key=lambda kv: -kv[1])[:6]
     mix = ", ".join(f"{t} {f:.1%}" for t, f in top)
     rate = stats["rate_per_second"]

@@ -1,4 +1,5 @@
-"""``trendlake workload``: write a seeded workload shaped after a paper's experiments."""
+"""``trendlake workload``: write a seeded workload shaped after a paper's experiments (the
+generator: ``datagen.workloads``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from trendlake.datagen.workloads.common import show
 from trendlake.datagen.workloads.core import generate_workload
 from trendlake.datagen.workloads.registry import KINDS
+from trendlake.jobs.cli import bad_input
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,10 +34,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="override a kind parameter, repeatable (see --list-params)",
     )
     p.add_argument("--list-params", action="store_true", help="print the kind's parameters and defaults, then exit")
-    p.set_defaults(func=run_workload)
+    p.set_defaults(func=run)
 
 
-def run_workload(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    from trendlake.jobs.errors import BadInputError
     from trendlake.schemas import load_stream_schema
 
     from trendlake import optimizer
@@ -48,16 +51,12 @@ def run_workload(args: argparse.Namespace) -> int:
     for item in args.param:
         name, sep, value = item.partition("=")
         if not sep:
-            print(f"trendlake: error: --param {item!r}: expected NAME=VALUE", file=sys.stderr)
-            return 2
+            raise BadInputError(f"--param {item!r}: expected NAME=VALUE")
         params[name.strip()] = value.strip()
-    try:
+    with bad_input(ValueError):  # an unknown parameter or a value the kind refuses
         schema = load_stream_schema(args.stream)
         text = generate_workload(args.kind, args.queries, args.seed, schema, **params)
         optimizer.compile_workload(text, schema, path=str(args.out or "<generated>"))
-    except (ValueError, FileNotFoundError, optimizer.WorkloadError) as err:
-        print(f"trendlake: error: {err}", file=sys.stderr)
-        return 2
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)

@@ -1,27 +1,33 @@
-"""The ``trendlake`` command line: one sub-command per module listed in COMMANDS.
+"""The ``trendlake`` command line: every sub-command, and the one map from errors to exit codes.
 
-Each module in COMMANDS defines ``add_parser(subparsers)`` which registers its
-sub-command and sets ``func`` (taking the parsed ``argparse.Namespace`` and
-returning an exit code). Modules are imported lazily so ``trendlake --help``
-stays fast and a sub-command never pays for another's imports (Spark, Airflow).
+Convention (docs/cli.md, "Where a sub-command lives"): sub-command ``NAME`` is the module
+``jobs/cli/NAME.py`` holding ``add_parser(subparsers)`` (its options; ``set_defaults(func=run)``)
+and ``run(args) -> int`` (reads the options, calls a job, prints what the job returns). The
+work itself lives in the job modules (``jobs/ingest.py``, ``jobs/evaluate.py``, ...), which
+neither print errors nor choose exit codes: they raise. Modules are imported lazily so
+``trendlake --help`` stays fast and a sub-command never pays for another's imports (Spark,
+Airflow).
 
-An error that ends a command becomes one message and exit code here
-(``error_message``, ``EXIT_*``): each package has one error root
-(``OptimizerError``, ``EngineError``, ``JobError``); bad input never shows a
-traceback. Several commands (eval, explain, ingest, optimize, replay, sql,
-stats, demo, bench) also catch errors themselves and print their own
-``trendlake: error:`` line with the exit code they choose. A bad option (unknown,
-missing, or a value its type or choices refuse) is one line and exit 2,
-before a sub-command runs anything (``OptionParser``; the option types
-below check values at parse time).
+An error that ends a command becomes one ``trendlake: error:`` line and an exit code here and
+nowhere else (``error_message``, ``EXIT_*``): each package has one error root
+(``OptimizerError``, ``EngineError``, ``JobError``) and the input errors under them
+(``WorkloadError``, ``EngineError``, ``BadInputError``) are exit 2; bad input never shows a
+traceback. A sub-command's ``run`` turns a library's plain ``ValueError`` into a
+``BadInputError`` with ``bad_input()``; it returns ``EXIT_JOB_FAILED`` itself only when the job
+ran and reports a partial failure (``ingest`` with a refused file). A bad option (unknown,
+missing, or a value its type or choices refuse) is one line and exit 2, before a sub-command
+runs anything (``OptionParser``; the option types below check values at parse time).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import NoReturn
 
 # Arrow's allocator (mimalloc) otherwise keeps freed pages for a while: ``eval`` frees the
@@ -29,21 +35,11 @@ from typing import NoReturn
 # large file is what a laptop feels. Set before pyarrow loads (it reads it once).
 os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
 
-# module path -> sub-commands it registers (for lazy import)
-COMMANDS: dict[str, tuple[str, ...]] = {
-    "trendlake.jobs.eval_cmd": ("eval", "plan"),
-    "trendlake.jobs.explain": ("explain",),
-    "trendlake.jobs.bench_cmd": ("bench",),
-    "trendlake.jobs.optimize": ("optimize",),
-    "trendlake.jobs.replay": ("replay",),
-    "trendlake.jobs.demo": ("demo",),
-    "trendlake.datagen.workloads.cli": ("workload",),
-    "trendlake.jobs.ingest": ("ingest",),
-    "trendlake.jobs.stats": ("stats",),
-    "trendlake.jobs.sql": ("sql",),
-    "trendlake.datagen.streams": ("generate",),
-    "trendlake.datagen.adapters": ("adapt",),
-}
+# the sub-commands, in --help order: ``trendlake NAME`` is the module ``trendlake.jobs.cli.NAME``
+COMMANDS: tuple[str, ...] = (
+    "eval", "plan", "explain", "bench", "optimize", "replay", "demo", "workload",
+    "ingest", "stats", "sql", "generate", "adapt",
+)
 
 
 EXIT_OK = 0
@@ -105,15 +101,67 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="Spark master URL for the jobs (default: $TRENDLAKE_SPARK_MASTER or local[*])",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name, names in COMMANDS.items():
-        if only is not None and only not in names:
+    for name in COMMANDS:
+        if only is not None and only != name:
             # register a cheap placeholder so --help lists every command
-            for name in names:
-                sub.add_parser(name, help=f"(see trendlake {name} --help)", add_help=False)
+            sub.add_parser(name, help=f"(see trendlake {name} --help)", add_help=False)
             continue
-        importlib.import_module(module_name).add_parser(sub)
+        importlib.import_module(f"{__name__}.{name}").add_parser(sub)
     return parser
 
+
+def add_lake_options(p: argparse.ArgumentParser, *, stream: str | None = "required") -> None:
+    """``--lake`` (required) and ``--stream``: ``stream="required"``, ``"optional"``, a default
+    stream name, or None for no ``--stream`` at all."""
+    p.add_argument("--lake", required=True, type=Path, help="lake root folder")
+    if stream is None:
+        return
+    what = "stream: a name (bundled, or recorded in the lake by ingest) or a schema JSON path"
+    if stream == "required":
+        p.add_argument("--stream", required=True, help=what)
+    elif stream == "optional":
+        p.add_argument("--stream", help=what)
+    else:
+        p.add_argument("--stream", default=stream, help=f"{what} (default: {stream})")
+
+
+def add_planning_options(p: argparse.ArgumentParser, *, events: bool) -> None:
+    """``--planner``, ``--stats``, ``--assume-uniform``, ``--stats-out`` (and ``--events``, the
+    statistics' file, with ``events``): what ``eval`` and ``plan`` plan from."""
+    from trendlake.optimizer.planners import PLANNERS
+
+    p.add_argument("--planner", default=None, choices=sorted(PLANNERS),
+                   help=f"planner ({', '.join(sorted(PLANNERS))}; default: auto, the plan of least estimated "
+                        "cost, when statistics are given (--stats, --assume-uniform"
+                        + (", --events" if events else "") + "), else none)")
+    if events:
+        p.add_argument("--events", type=Path, metavar="FILE",
+                       help="compute the statistics the planner needs from this event file")
+    p.add_argument("--stats", type=Path, metavar="STATS.json",
+                   help="statistics for the planner: a statistics JSON, or a plan whose statistics to reuse"
+                   + ("" if events else " (default: computed from the evaluated file)"))
+    p.add_argument("--assume-uniform", action="store_true",
+                   help="plan without statistics, assuming every event type has the same rate (recorded in the plan)")
+    p.add_argument("--stats-out", type=Path, metavar="STATS.json",
+                   help="also write the statistics the plan was made from to this file")
+
+
+@contextlib.contextmanager
+def bad_input(*kinds: type[BaseException]) -> Iterator[None]:
+    """Inside: an error of ``kinds`` (a library's ``ValueError``, say) is bad input, exit 2; the
+    errors ``error_message`` knows (the packages' roots) keep their own code."""
+    from trendlake.engine.errors import EngineError
+    from trendlake.jobs.errors import JobError
+    from trendlake.optimizer.errors import OptimizerError
+
+    try:
+        yield
+    except kinds as err:
+        if isinstance(err, (EngineError, JobError, OptimizerError)):
+            raise
+        from trendlake.jobs.errors import BadInputError
+
+        raise BadInputError(str(err).strip() or type(err).__name__) from err
 
 
 def missing_extra(module: str) -> str | None:
@@ -128,11 +176,13 @@ def missing_extra(module: str) -> str | None:
 def error_message(err: BaseException) -> tuple[str, int]:
     """The one-line message and exit code of an error that ended a command."""
     from trendlake.engine.errors import EngineError
-    from trendlake.jobs.errors import BadInputError, JobError
+    from trendlake.jobs.errors import BadInputError, InternalError, JobError
     from trendlake.optimizer.errors import OptimizerError, WorkloadError
 
     if isinstance(err, WorkloadError):
         return f"invalid workload, nothing done:\n{err}", EXIT_BAD_INPUT
+    if isinstance(err, InternalError):
+        return f"internal error: {err}", EXIT_INTERNAL
     if isinstance(err, (OptimizerError, EngineError, BadInputError)):
         return str(err), EXIT_BAD_INPUT
     if isinstance(err, JobError):
@@ -140,7 +190,8 @@ def error_message(err: BaseException) -> tuple[str, int]:
     if isinstance(err, ModuleNotFoundError) and err.name and (extra := missing_extra(err.name)):
         return (f"this command needs the '{extra}' extra ({err.name} is not installed): "
                 f"pip install 'trendlake[{extra}]'"), EXIT_BAD_INPUT
-    if isinstance(err, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
+    if isinstance(err, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)) or (
+            isinstance(err, OSError) and err.filename):
         where = f": {err.filename}" if getattr(err, "filename", None) else ""
         return f"{err.strerror or err}{where}", EXIT_BAD_INPUT
     if isinstance(err, UnicodeDecodeError):
@@ -153,8 +204,7 @@ def error_message(err: BaseException) -> tuple[str, int]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in argv if not a.startswith("-")), None)
-    known = {n for names in COMMANDS.values() for n in names}
-    parser = build_parser(first if first in known else None)
+    parser = build_parser(first if first in COMMANDS else None)
     try:
         args, extra = parser.parse_known_args(argv)
     except SystemExit as stop:  # --help (0), or a bad option (OptionParser.error printed it: 2)
@@ -167,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TRENDLAKE_SPARK_MASTER"] = args.master
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_BAD_INPUT
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

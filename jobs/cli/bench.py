@@ -38,7 +38,7 @@ def find_checkout(start: Path | None = None) -> Path | None:
     """The trendlake checkout holding ``start`` (default: the current folder), else the one this
     module lives in (an install in development mode), or None."""
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents, Path(__file__).resolve().parents[1]):
+    for folder in (here, *here.parents, Path(__file__).resolve().parents[2]):
         if (folder / "benchmarks" / "suite.py").is_file() and (folder / "engine").is_dir():
             return folder
     return None

@@ -1,20 +1,20 @@
-"""``trendlake adapt``: convert a downloaded public data file to an event file ``ingest`` accepts."""
+"""``trendlake adapt``: convert a downloaded public data file to an event file ``ingest`` accepts
+(the adapters: ``datagen.adapters``)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 from trendlake.datagen.adapters.base import AdaptError
 from trendlake.datagen.adapters.core import adapt
 from trendlake.datagen.adapters.registry import ADAPTERS
+from trendlake.jobs.cli import bad_input, positive_int
+from trendlake.jobs.errors import BadInputError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from trendlake.jobs.cli import positive_int  # the trendlake CLI's option types
-
     kinds = "; ".join(f"{a.kind}: {a.description}" for a in ADAPTERS.values())
     p = sub.add_parser(
         "adapt",
@@ -35,22 +35,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ticker", help="ohlcv: the ticker (default: a Ticker/Symbol/Name column, else the file name)")
     p.add_argument("--sector", help="ohlcv: the sector of the company (default unknown)")
     p.add_argument("--chunk-rows", type=positive_int, default=200_000, help="source rows per chunk (about)")
-    p.set_defaults(func=_run)
+    p.set_defaults(func=run)
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     options = {"mode": args.mode, "timezone": args.timezone, "zone_lookup": args.zone_lookup,
                "ticker": args.ticker, "sector": args.sector}
     allowed = ADAPTERS[args.kind].options
     given = {k: v for k, v in options.items() if v is not None}
     bad = [k for k in given if k not in allowed]
     if bad:
-        print(f"trendlake adapt: error: {args.kind} takes no --{bad[0].replace('_', '-')}", file=sys.stderr)
-        return 2
-    try:
+        raise BadInputError(f"{args.kind} takes no --{bad[0].replace('_', '-')}")
+    with bad_input(AdaptError, OSError, pa.ArrowInvalid):  # a source file that is not what its kind reads
         report = adapt(args.kind, args.src, args.out, format=args.format, chunk_rows=args.chunk_rows, **given)
-    except (AdaptError, FileNotFoundError, OSError, pa.ArrowInvalid) as err:
-        print(f"trendlake adapt: error: {err}", file=sys.stderr)
-        return 2
     print(report.summary())
     return 0
