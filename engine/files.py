@@ -303,20 +303,28 @@ def _line_with_fields_other_than(path: Path, count: int) -> str:
     return "a row"
 
 
-def _csv_header(path: Path) -> list[str]:
+def csv_header_line(path: Path, error: type[Exception] = EventFileError) -> list[str]:
+    """The names of a CSV file's header line as written; ``error`` (naming the file and line
+    1) when it cannot be read, is empty, or is not UTF-8 text. The ingest job reads headers
+    with this too, raising its own error class."""
     try:
         # undecodable bytes kept as surrogates: the text decoder reads ahead of the header
-        # line, and bytes of later lines are the data reader's to report (``_not_utf8``)
+        # line, and bytes of later lines are the data reader's to report
         with path.open(encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
             header = next(csv.reader(fh), [])
     except csv.Error as err:
-        raise EventFileError(f"{path}: line 1: unreadable CSV header ({err})") from None
+        raise error(f"{path}: line 1: unreadable CSV header ({err})") from None
     if not header:
-        raise EventFileError(f"{path}: empty CSV file (a header line is required)")
+        raise error(f"{path}: empty CSV file (a header line is required)")
     for name in header:
         byte = types.first_undecodable_byte(name)
         if byte is not None:
-            raise EventFileError(f"{path}: line 1: not UTF-8 text (byte 0x{byte:02x})")
+            raise error(f"{path}: line 1: not UTF-8 text (byte 0x{byte:02x})")
+    return header
+
+
+def _csv_header(path: Path) -> list[str]:
+    header = csv_header_line(path)
     seen: set[str] = set()
     for name in header:
         if name in seen:

@@ -620,22 +620,11 @@ def _split_record_lines(scanned: Scanned) -> list[int] | None:
 
 
 def _csv_header(path: Path) -> list[str]:
-    try:
-        # bytes that are not UTF-8 kept as surrogates: the decoder reads ahead of the header
-        # line, and such bytes in a record quarantine that record (``read_raw``)
-        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
-            header = next(csv.reader(fh), [])
-    except csv.Error as err:
-        raise IngestInputError(f"{path}: unreadable CSV header ({err})") from None
-    if not header:
-        raise IngestInputError(f"{path}: empty CSV file (a header line is required)")
-    from trendlake.schemas import types
+    """The header's names, trimmed (bytes that are not UTF-8 in a later record quarantine
+    that record: ``read_raw``)."""
+    from trendlake.engine.files import csv_header_line
 
-    for name in header:
-        byte = types.first_undecodable_byte(name)
-        if byte is not None:
-            raise IngestInputError(f"{path}: CSV header line is not UTF-8 text (byte 0x{byte:02x})")
-    return [h.strip() for h in header]
+    return [h.strip() for h in csv_header_line(Path(path), IngestInputError)]
 
 
 # ---------------------------------------------------------------------- validation

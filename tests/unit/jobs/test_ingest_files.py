@@ -149,7 +149,7 @@ def test_files_spark_cannot_read_are_refused_with_the_reason(tmp_path: Path) -> 
         csv_header_ok(empty)
     latin = tmp_path / "latin.csv"
     latin.write_bytes(b"typ\xe9,ts\nA,1\n")
-    with pytest.raises(FileRefused, match="CSV header line is not UTF-8"):
+    with pytest.raises(FileRefused, match="line 1: not UTF-8 text"):
         csv_header_ok(latin)
 
 
