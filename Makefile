@@ -8,12 +8,13 @@ STAMP := $(VENV)/.installed
 
 .PHONY: venv demo test test-fast lint mutation clean
 
-$(STAMP): setup.cfg setup.py pyproject.toml engine/strategies/cogra/_steps.c engine/shared/kleene/_typed.c engine/count128.h
+# the exact versions of constraints.txt, inside the ranges of pyproject.toml
+$(STAMP): pyproject.toml setup.py constraints.txt engine/strategies/cogra/_steps.c engine/shared/kleene/_typed.c engine/count128.h
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/python -m pip install -q --upgrade -c constraints.txt pip uv
 	# --compile-bytecode: every process (each trendlake command, each Spark Python worker)
 	# otherwise compiles pandas, pyspark, ... anew where PYTHONDONTWRITEBYTECODE is set
-	$(BIN)/uv pip install --python $(BIN)/python -q --compile-bytecode -e '.[dev]'
+	$(BIN)/uv pip install --python $(BIN)/python -q --compile-bytecode -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
