@@ -22,29 +22,20 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/trendlake demo
 
-# both tiers at once on both cores: the fast tier in the background on one pytest-xdist worker
-# (its output in $(FAST_LOG), printed when it ends), and, once the class-data archive of Spark's
-# driver classes is written (tests/integration/jvm_archive.py; cached), the integration tier on
-# two workers by file (xdist groups set in tests/integration/conftest.py: a file, or the files
-# sharing the sample lake), so that a file's tests share their worker's SparkSession and the
-# sample lake is built once. The fast tier fills the cores the archive and the integration
-# tier leave idle; the status is the first failing tier's.
-FAST_LOG ?= .fast-tier.log
+# The tiers are pytest markers (tests/conftest.py): everything under tests/integration is
+# marked `integration`. `make test` is one pytest run over tests/ on two xdist workers: the
+# controller first sets the Spark drivers' JVM options and writes the class-data archive if
+# missing (tests/integration/jvm_archive.py); --dist loadgroup hands out the integration files
+# longest first, each (or the files sharing the sample lake) on one worker so that its tests
+# share the worker's SparkSession and the sample lake is built once
+# (tests/integration/conftest.py), then the fast tier's tests one by one.
 test: $(STAMP)
-	@echo "fast tier (tests/unit) running beside the integration tier; its output follows it"
-	$(BIN)/python -m pytest -q -n 1 -o cache_dir=.pytest_cache/fast-tier tests/unit > $(FAST_LOG) 2>&1 & fast_pid=$$!; \
-	$(BIN)/python -m tests.integration.jvm_archive; \
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests/integration; integration=$$?; \
-	wait $$fast_pid; fast=$$?; \
-	echo "---- fast tier (tests/unit)"; cat $(FAST_LOG); \
-	test $$fast -eq 0 || exit $$fast; \
-	exit $$integration
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
 
 # --dist worksteal: a worker that runs out of tests takes queued ones from the other, so the
-# longest properties do not leave one core idle at the end (38 idle CPU-seconds of 240 with
-# xdist's default --dist load)
+# longest properties do not leave one core idle at the end
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal tests/unit
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not integration" tests
 
 # mutation score of engine/ and optimizer/analysis.py (not part of `make test`; see docs/testing.md)
 SAMPLE ?= 5
