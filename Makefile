@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-fast lint mutation clean
+.PHONY: venv demo test test-fast test-integration lint mutation clean
 
 # the exact versions of constraints.txt, inside the ranges of pyproject.toml
 $(STAMP): pyproject.toml setup.py constraints.txt engine/strategies/cogra/_steps.c engine/shared/kleene/_typed.c engine/count128.h
@@ -23,19 +23,24 @@ demo: $(STAMP)
 	$(BIN)/trendlake demo
 
 # The tiers are pytest markers (tests/conftest.py): everything under tests/integration is
-# marked `integration`. `make test` is one pytest run over tests/ on two xdist workers: the
-# controller first sets the Spark drivers' JVM options and writes the class-data archive if
-# missing (tests/integration/jvm_archive.py); --dist loadgroup hands out the integration files
-# longest first, each (or the files sharing the sample lake) on one worker so that its tests
-# share the worker's SparkSession and the sample lake is built once
-# (tests/integration/conftest.py), then the fast tier's tests one by one.
-test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
+# marked `integration`. `make test` runs the two tiers one after the other, each one pytest run
+# on two xdist workers: the fast tier must run in processes that never imported the pipeline
+# stack (its tests check that a command fails before Spark is imported, and tests/conftest.py
+# fails a run of unit tests that imported it), which a worker that collected tests/integration
+# has. `make -k test` runs the integration tier after a failing fast tier too.
+test: test-fast test-integration
 
 # --dist worksteal: a worker that runs out of tests takes queued ones from the other, so the
 # longest properties do not leave one core idle at the end
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not integration" tests
+
+# the controller first sets the Spark drivers' JVM options and writes the class-data archive if
+# missing (tests/integration/jvm_archive.py); --dist loadgroup hands out the files longest first,
+# each (or the files sharing the sample lake) on one worker, so that its tests share the worker's
+# SparkSession and the sample lake is built once (tests/integration/conftest.py)
+test-integration: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m integration tests
 
 # mutation score of engine/ and optimizer/analysis.py (not part of `make test`; see docs/testing.md)
 SAMPLE ?= 5

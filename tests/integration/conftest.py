@@ -22,15 +22,14 @@ per test; the pipeline steps cost tens of seconds each on 2 cores):
   are plain folders; their logs hold relative paths), for tests that replay,
   re-ingest, corrupt or otherwise write.
 
-Scheduling on pytest-xdist workers (``make test``: ``-n 2 --dist loadgroup``
-over all of ``tests/``): every integration test gets an ``xdist_group`` -- its
-file, except that the files using ``sample_lake`` form one group
-(``SAMPLE_LAKE_FILES``), so the sample pipeline runs once per run instead of
-once per worker. Files are handed out longest first (``LONGEST_FIRST``, from
-``--durations=0``), and xdist's own reordering by test count is turned off
-(``tests/conftest.py``): it queued the one-test files, the longest ones, last,
-where a single file on one worker is the run's tail. The fast tier's tests,
-each a unit of its own, come after them and fill both workers to the end. The
+Scheduling on pytest-xdist workers (``make test-integration``: ``-n 2 --dist
+loadgroup -m integration tests``): every integration test gets an
+``xdist_group`` -- its file, except that the files using ``sample_lake`` form
+one group (``SAMPLE_LAKE_FILES``), so the sample pipeline runs once per run
+instead of once per worker. Files are handed out longest first
+(``LONGEST_FIRST``, from ``--durations=0``), and xdist's own reordering by test
+count is turned off (``tests/conftest.py``): it queued the one-test files, the
+longest ones, last, where a single file on one worker is the run's tail. The
 order and groups only decide where and when a file runs, never what it checks;
 with ``--dist loadfile`` the groups are ignored and each file is its own unit.
 """
