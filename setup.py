@@ -1,12 +1,15 @@
-"""Package layout: the repository's top-level folders installed as ``trendlake.*``.
+"""What pyproject.toml cannot declare: the package layout and the C extensions.
 
-``optimizer/`` -> ``trendlake.optimizer`` and so on (``package_dir``), so the
-checkout keeps the design card's top level while nothing is installed under a
-generic name. ``dags/``, ``tests/`` and ``benchmarks/`` are not installed.
+The layout: the repository's top-level folders are installed as ``trendlake.*``
+(``optimizer/`` -> ``trendlake.optimizer`` and so on, through ``package_dir``), so the
+checkout keeps the design card's top level while nothing is installed under a generic
+name; their sub-packages are found here, since setuptools' static discovery cannot add
+the ``trendlake.`` prefix. ``dags/``, ``tests/`` and ``benchmarks/`` are not installed.
 
 Three C extensions, COGRA's count kernel, the type-grained shared Kleene pass and the
 sequence pass over counts, are built where a compiler is at hand; without them the engine
-runs the same computation in Python.
+runs the same computation in Python. Everything else (metadata, dependencies, package
+data) is in pyproject.toml.
 """
 
 from setuptools import Extension, find_packages, setup
@@ -23,13 +26,9 @@ for folder in FOLDERS:
 setup(
     packages=packages,
     package_dir=package_dir,
-    package_data={
-        "trendlake.schemas": ["*.json", "kinds/*.json", "streams/*.json", "workloads/*.etq", "workloads/*.md", "suites/*.json"],
-        "trendlake.optimizer": ["*.lark"],
-    },
-    # COGRA's compiled count kernel: optional, the engine falls back to its Python kernel
-    # where no C compiler is at hand (docs/engine.md, "COGRA")
     ext_modules=[
+        # COGRA's compiled count kernel: optional, the engine falls back to its Python kernel
+        # where no C compiler is at hand (docs/engine.md, "COGRA")
         Extension(
             "trendlake.engine.strategies.cogra._steps",
             ["engine/strategies/cogra/_steps.c"],

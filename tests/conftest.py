@@ -6,19 +6,30 @@
 * a shrink budget: hypothesis stops shrinking a failing example after
   ``SHRINK_SECONDS`` and reports the smallest one found so far (under
   ``thorough``, after hypothesis' own five minutes).
-* Tiers by folder: ``tests/unit`` is the fast tier (no Spark, no Airflow:
-  ``make test-fast``), ``tests/integration/spark`` and
-  ``tests/integration/airflow`` are marked ``spark`` / ``airflow`` here. A run
-  of the fast tier alone fails if anything imported pyspark or airflow.
+* Tiers by marker: every test under ``tests/integration`` is marked
+  ``integration`` here (and those of ``integration/spark`` and
+  ``integration/airflow`` ``spark`` / ``airflow``); the fast tier is
+  ``-m "not integration"`` (``make test-fast``), and such a run does not even
+  collect ``tests/integration``. A run of ``tests/unit`` alone fails if
+  anything imported pyspark, airflow, great_expectations or deltalake.
+* The controller of a run that can reach an integration test sets the JVM
+  options of its Spark drivers, with the class-data archive written first if
+  missing (``tests/integration/jvm_archive.py``), before any xdist worker starts
+  (the workers inherit them), and keeps the integration conftest's work order
+  (``--dist loadgroup``: xdist's reordering by test count off).
 """
 
+import itertools
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.internal.conjecture import engine as conjecture_engine
+
+from tests.integration.jvm_archive import run_jvm_options
 
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -60,22 +71,90 @@ if PROFILE != "thorough":
 
 TESTS = Path(__file__).resolve().parent
 UNIT = TESTS / "unit"
+INTEGRATION = TESTS / "integration"
 HEAVY = ("pyspark", "airflow", "great_expectations", "deltalake")
+# pytest's own identifier syntax in a -m expression (_pytest/mark/expression.py)
+MARK_NAME = re.compile(r"(?:\w|:|\+|-|\.|\[|\]|\\|/)+")
+
+
+def _integration_deselected(config: pytest.Config) -> bool:
+    """Whether ``-m`` is false for every test marked ``integration``, whatever its other marks
+    (``-m "not integration"``): each assignment of the expression's other names is tried."""
+    text = config.option.markexpr
+    if not text:
+        return False
+    from _pytest.mark.expression import Expression, ParseError
+
+    try:
+        expression = Expression.compile(text)
+    except ParseError:
+        return False  # pytest reports it itself
+    names = sorted(set(MARK_NAME.findall(text)) - {"and", "or", "not", "integration"})
+    if len(names) > 10:
+        return False
+    for values in itertools.product((False, True), repeat=len(names)):
+        marks = dict(zip(names, values, strict=True), integration=True)
+        if expression.evaluate(lambda name, marks=marks, **kwargs: marks.get(name, False)):
+            return False
+    return True
+
+
+def _reaches_integration(config: pytest.Config) -> bool:
+    """Whether the run's paths and ``-m`` can select a test under ``tests/integration``."""
+    if _integration_deselected(config):
+        return False
+    here = config.invocation_params.dir
+    for arg in config.args:
+        path = (here / arg.split("::")[0]).resolve()
+        if path == INTEGRATION or INTEGRATION in path.parents or path in INTEGRATION.parents:
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller did this
+        return
+    # Read by the `java` launcher of every JVM the run starts (Spark's drivers) and of the
+    # processes it starts; set in the controller before the xdist workers start (they inherit
+    # it). A run that only collects, or selects no integration test, starts no JVM and
+    # writes no archive.
+    if not config.option.collectonly and _reaches_integration(config):
+        options = run_jvm_options(log=lambda line: print(line, file=sys.stderr))
+        if options is not None:
+            os.environ["JDK_JAVA_OPTIONS"] = options
+    if hasattr(config.option, "loadscopereorder"):
+        # xdist would queue work units by test count (most first): the one-test files, the
+        # longest integration files, would start last; keep tests/integration/conftest.py's order
+        config.option.loadscopereorder = False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A run of the fast tier (``-m "not integration"``) does not import the integration tier."""
+    if collection_path == INTEGRATION and _integration_deselected(config):
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    only_unit = True
     for item in items:
         path = Path(str(item.path)).resolve()
         parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
+        if parts[:1] == ("integration",):
+            item.add_marker(pytest.mark.integration)
         if parts[:2] == ("integration", "spark"):
             item.add_marker(pytest.mark.spark)
         elif parts[:2] == ("integration", "airflow"):
             item.add_marker(pytest.mark.airflow)
             item.add_marker(pytest.mark.spark)
-        if not path.is_relative_to(UNIT):
-            only_unit = False
-    config._trendlake_only_unit = only_unit and bool(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Whether the run (after ``-m`` / ``-k``) holds only fast-tier tests: then the heavy
+    stack must stay unimported (checked at the end)."""
+    items = session.items
+    session.config._trendlake_only_unit = bool(items) and all(
+        Path(str(item.path)).resolve().is_relative_to(UNIT) for item in items
+    )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -9,7 +9,8 @@ per test; the pipeline steps cost tens of seconds each on 2 cores):
   and GC threads, about 40% less CPU for an ingest/replay/check sequence on
   2 cores; a ``JDK_JAVA_OPTIONS`` you set wins), and a class-data archive of
   Spark's driver classes, written once per Java and Spark version into a cache
-  folder (``jvm_archive.py``; ``TRENDLAKE_TEST_CDS=0`` turns it off).
+  folder (``jvm_archive.py``; ``TRENDLAKE_TEST_CDS=0`` turns it off); both set by
+  ``tests/conftest.py`` in the run's controller.
 * ``sample_lake`` (session) -- a :class:`SampleLake`: the sample ride stream
   (``tests/integration/sample.py``, 300 trips over 2026-01-01 and 01-02, one
   CSV landing file) run once through the whole pipeline: ingest -> stats over
@@ -21,12 +22,13 @@ per test; the pipeline steps cost tens of seconds each on 2 cores):
   are plain folders; their logs hold relative paths), for tests that replay,
   re-ingest, corrupt or otherwise write.
 
-Scheduling on pytest-xdist workers (``make test``: ``-n 2 --dist loadgroup``):
-every integration test gets an ``xdist_group`` -- its file, except that the
-files using ``sample_lake`` form one group (``SAMPLE_LAKE_FILES``), so the
-sample pipeline runs once per run instead of once per worker. Files are handed
-out longest first (``LONGEST_FIRST``, from ``--durations=0``), and xdist's own
-reordering by test count is turned off: it queued the one-test files, the
+Scheduling on pytest-xdist workers (``make test-integration``: ``-n 2 --dist
+loadgroup -m integration tests``): every integration test gets an
+``xdist_group`` -- its file, except that the files using ``sample_lake`` form
+one group (``SAMPLE_LAKE_FILES``), so the sample pipeline runs once per run
+instead of once per worker. Files are handed out longest first
+(``LONGEST_FIRST``, from ``--durations=0``), and xdist's own reordering by test
+count is turned off (``tests/conftest.py``): it queued the one-test files, the
 longest ones, last, where a single file on one worker is the run's tail. The
 order and groups only decide where and when a file runs, never what it checks;
 with ``--dist loadfile`` the groups are ignored and each file is its own unit.
@@ -35,9 +37,7 @@ with ``--dist loadfile`` the groups are ignored and each file is its own unit.
 from __future__ import annotations
 
 import gc
-import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -45,7 +45,6 @@ from typing import Any
 
 import pytest
 
-from tests.integration.jvm_archive import run_jvm_options
 from tests.integration.sample import trip_rows, write_csv
 
 INTEGRATION = Path(__file__).resolve().parent
@@ -82,21 +81,6 @@ def _work_unit(item: pytest.Item) -> str | None:
         return None
     name = path.relative_to(INTEGRATION).as_posix()
     return "sample_lake" if name in SAMPLE_LAKE_FILES else name
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    # Read by the `java` launcher of every JVM this test process starts (Spark's driver) and of the
-    # processes it starts; set once, in the controller before the xdist workers start (they inherit
-    # it), with the class-data archive of Spark's driver classes (tests/integration/jvm_archive.py).
-    # A run that only collects starts no JVM and writes no archive.
-    if not config.option.collectonly:
-        options = run_jvm_options(log=lambda line: print(line, file=sys.stderr))
-        if options is not None:
-            os.environ["JDK_JAVA_OPTIONS"] = options
-    if hasattr(config.option, "loadscopereorder"):
-        # xdist would queue files by test count (most first): the one-test files, the longest here,
-        # would start last; keep the order below instead
-        config.option.loadscopereorder = False
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups

@@ -17,9 +17,10 @@ CDS messages are turned off. Nothing here changes what a test checks: without
 an archive (``TRENDLAKE_TEST_CDS=0``, or when the warm-up fails) the JVMs load
 their classes as usual.
 
-``python -m tests.integration.jvm_archive`` writes it ahead of a run: ``make
-test`` does so beside the fast tier, which starts no JVM, so that the
-integration tier finds it written.
+A test run writes it when it needs it: ``tests/conftest.py`` calls
+:func:`run_jvm_options` in the controller of any run that can reach an
+integration test, before the xdist workers start. ``python -m
+tests.integration.jvm_archive`` writes it ahead of a run.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-# the test run's JVM options (``tests/integration/conftest.py``); an archive is only used by
+# the test run's JVM options (set by ``tests/conftest.py``); an archive is only used by
 # JVMs started with the options it was written with
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 WARM_UP_TIMEOUT = 300.0
@@ -128,5 +129,5 @@ def java_options(path: Path | None) -> str:
     return f"-XX:SharedArchiveFile={path} -Xlog:cds=off,cds+dynamic=off"
 
 
-if __name__ == "__main__":  # ahead of a test run (``make test``)
+if __name__ == "__main__":  # ahead of a test run
     run_jvm_options(log=lambda line: print(line, file=sys.stderr))
