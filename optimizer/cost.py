@@ -59,9 +59,10 @@ CLASS_UPDATE_COST = 0.35
 # maxima, AVG), as before the compiled pass; its per-burst decision reads it from the group.
 PYTHON_SNAPSHOT_COST = 4.0
 # Carrying one snapshot's coefficients along one edge of the shared event-grained graph,
-# relative to an edge of a single query's GRETA graph (an adjacent predicate evaluated and
-# per-window aggregates added): a dict entry added against a predicate call and a few list
-# merges (``graph_cost``).
+# relative to an edge of a single query's GRETA graph (``graph_cost``). Not calibrated: the
+# same run shows the shared graph of the 8 flow queries at 1.05x, 1.42x and 1.92x their time
+# alone where ``graph_cost`` estimates 4.8x, 4.6x and 4.3x; the entry cost that would match
+# falls from 7.0 to 0.75 as the events per partition grow, so no one constant fits the model.
 GRAPH_ENTRY_COST = 0.1
 # A ``sequence`` group's engine time against its queries' alone, per unit of GLORIA's estimated
 # shared / non-shared ratio: the planner estimates a group at ``alone x ratio x`` this. For
@@ -81,9 +82,10 @@ SEQUENCE_STEP_COST = 1.8
 SEQUENCE_COMPILED_STEP_COST = 1.6
 # One unit of an event-grained graph run alone (an edge tried, or a vertex: GRETA, and COGRA's
 # event-grained variables), in steps of COGRA's compiled kernel: twin queries, each with and
-# without its adjacent predicate, measured in one process (8 district flow queries of
-# rides_team.etq on generated rides days of 30,000 and 60,000 events: 0.73 pooled at both).
-GRAPH_UNIT_COST = 0.73
+# without its adjacent predicate, in one process (`python -m benchmarks calibrate_graph --size
+# full`: the 8 flow queries of rides_team.etq on generated rides days of 30,000, 60,000 and
+# 100,000 events gave 0.720, 0.659 and 0.755; benchmarks/results/full/calibrate_graph.json).
+GRAPH_UNIT_COST = 0.72
 
 
 @dataclass(frozen=True)
