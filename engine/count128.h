@@ -1,5 +1,6 @@
 /* Exact 128-bit counts with saturation: the arithmetic of the compiled kernels
- * (engine/strategies/cogra/_steps.c, COGRA; engine/shared/kleene/_typed.c, the shared pass).
+ * (engine/strategies/cogra/_steps.c, COGRA; engine/shared/kleene/_typed.c and
+ * engine/shared/sequence/_counts.c, the shared passes), and their window results (CountRows).
  *
  * A count is exact up to CAP (10**38 - 1, the result schema's decimal(38,0)); past it, it is
  * NANV (all ones: NaN, OVERFLOW in Python), exactly as the Python kernels keep it. Each
@@ -9,6 +10,7 @@
 #define TRENDLAKE_COUNT128_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 typedef unsigned __int128 u128;
 
@@ -58,5 +60,52 @@ static inline u128 add_exact(u128 a, u128 b) {
 
 /* a count kept: NANV past CAP */
 static inline u128 keep(u128 x) { return x > CAP ? NANV : x; }
+
+/* Window results, written out for Python: per row a member, a partition, a window index and
+ * `width` 128-bit values (two uint64 each, low word first; values past `nres` are 0), in
+ * arrays grown by doubling. */
+typedef struct {
+    int64_t *mem, *part, *k;
+    uint64_t *val;
+    int64_t n, cap;
+    int width;
+} CountRows;
+
+static inline int count_rows_push(CountRows *o, int64_t j, int64_t part, int64_t k, const u128 *res, int nres) {
+    if (o->n == o->cap) {
+        int64_t cap = o->cap ? 2 * o->cap : 4096;
+        int64_t *a = realloc(o->mem, cap * sizeof(int64_t));
+        if (!a) return -1;
+        o->mem = a;
+        a = realloc(o->part, cap * sizeof(int64_t));
+        if (!a) return -1;
+        o->part = a;
+        a = realloc(o->k, cap * sizeof(int64_t));
+        if (!a) return -1;
+        o->k = a;
+        uint64_t *v = realloc(o->val, cap * 2 * o->width * sizeof(uint64_t));
+        if (!v) return -1;
+        o->val = v;
+        o->cap = cap;
+    }
+    o->mem[o->n] = j;
+    o->part[o->n] = part;
+    o->k[o->n] = k;
+    uint64_t *v = o->val + o->n * 2 * o->width;
+    for (int a = 0; a < o->width; a++) {
+        u128 x = a < nres ? res[a] : 0;
+        v[2 * a] = (uint64_t)x;
+        v[2 * a + 1] = (uint64_t)(x >> 64);
+    }
+    o->n++;
+    return 0;
+}
+
+static inline void count_rows_free(CountRows *o) {
+    free(o->mem);
+    free(o->part);
+    free(o->k);
+    free(o->val);
+}
 
 #endif

@@ -32,6 +32,7 @@ __all__ = [
     "FSum",
     "Far",
     "contribution",
+    "decode_counts",
     "exact_sum",
     "float_terms",
     "max_present",
@@ -490,3 +491,20 @@ def max_present(a: Any, b: Any) -> Any:
     if a is None or b > a:
         return b
     return a
+
+
+_ALL_ONES = (1 << 64) - 1
+
+
+def decode_counts(buffer: bytes, rows: int, width: int) -> np.ndarray:
+    """The compiled kernels' 128-bit counts (``rows`` x ``width`` pairs of uint64, low word
+    first; engine/count128.h) as a matrix: uint64 while every high word is 0, else Python
+    ints, NaN where both words are all ones (a saturated count)."""
+    pairs = np.frombuffer(buffer, dtype=np.uint64).reshape(rows * width, 2)
+    low, high = pairs[:, 0], pairs[:, 1]
+    if not high.any():
+        return low.reshape(rows, width)
+    saturated = (low == _ALL_ONES) & (high == _ALL_ONES)
+    big = low.astype(object) + (high.astype(object) << 64)
+    big[saturated] = NAN
+    return big.reshape(rows, width)

@@ -98,9 +98,7 @@ typedef struct {
     int64_t *snapI;
     int64_t *wbursts, *wsnaps; /* cap */
     /* output */
-    int64_t *omem, *opart, *ok;
-    uint64_t *oval;
-    Py_ssize_t n, ocap;
+    CountRows out; /* the window results */
     int64_t *pw;
     Py_ssize_t npw, pwcap;
     int per_window;
@@ -237,33 +235,7 @@ static void rebase(State *s, int c) {
 }
 
 static int push(State *s, int j, int64_t k, const u128 *res, int nres) {
-    if (s->n == s->ocap) {
-        Py_ssize_t cap = s->ocap ? 2 * s->ocap : 4096;
-        int64_t *a = realloc(s->omem, cap * sizeof(int64_t));
-        if (!a) return -1;
-        s->omem = a;
-        a = realloc(s->opart, cap * sizeof(int64_t));
-        if (!a) return -1;
-        s->opart = a;
-        a = realloc(s->ok, cap * sizeof(int64_t));
-        if (!a) return -1;
-        s->ok = a;
-        uint64_t *v = realloc(s->oval, cap * 2 * s->width * sizeof(uint64_t));
-        if (!v) return -1;
-        s->oval = v;
-        s->ocap = cap;
-    }
-    s->omem[s->n] = j;
-    s->opart[s->n] = s->part;
-    s->ok[s->n] = k;
-    uint64_t *v = s->oval + s->n * 2 * s->width;
-    for (int a = 0; a < s->width; a++) {
-        u128 x = a < nres ? res[a] : 0;
-        v[2 * a] = (uint64_t)x;
-        v[2 * a + 1] = (uint64_t)(x >> 64);
-    }
-    s->n++;
-    return 0;
+    return count_rows_push(&s->out, j, s->part, k, res, nres);
 }
 
 static int close_window(State *s, int64_t k) {
@@ -515,6 +487,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     s.size = off;
     s.width = 1 + maxnc;
+    s.out.width = s.width;
     for (int c = 0; c < C; c++) s.cls_start[c + 1] += s.cls_start[c];
     {
         int *fill = calloc((size_t)C, sizeof(int));
@@ -753,9 +726,9 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         Py_INCREF(pw);
     }
     result = Py_BuildValue(
-        "(y#y#y#y#(LLLLLLLL)N)", (const char *)s.omem, (Py_ssize_t)(s.n * sizeof(int64_t)), (const char *)s.opart,
-        (Py_ssize_t)(s.n * sizeof(int64_t)), (const char *)s.ok, (Py_ssize_t)(s.n * sizeof(int64_t)),
-        (const char *)s.oval, (Py_ssize_t)(s.n * 2 * s.width * sizeof(uint64_t)), (long long)s.windows,
+        "(y#y#y#y#(LLLLLLLL)N)", (const char *)s.out.mem, (Py_ssize_t)(s.out.n * sizeof(int64_t)), (const char *)s.out.part,
+        (Py_ssize_t)(s.out.n * sizeof(int64_t)), (const char *)s.out.k, (Py_ssize_t)(s.out.n * sizeof(int64_t)),
+        (const char *)s.out.val, (Py_ssize_t)(s.out.n * 2 * s.width * sizeof(uint64_t)), (long long)s.windows,
         (long long)s.graphlets, (long long)s.bursts, (long long)s.shared_events, (long long)s.snapshots,
         (long long)s.rebases, (long long)s.updates, (long long)s.steps, pw);
 done:
@@ -793,10 +766,7 @@ done:
     free(s.listed);
     free(s.wbursts);
     free(s.wsnaps);
-    free(s.omem);
-    free(s.opart);
-    free(s.ok);
-    free(s.oval);
+    count_rows_free(&s.out);
     free(s.pw);
     return result;
 }

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 from trendlake.engine.layout import Layout
-from trendlake.engine.numbers import NAN
+from trendlake.engine.numbers import decode_counts
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 
@@ -28,11 +28,10 @@ try:  # optional: built where a C compiler is at hand (setup.py)
 except ImportError:  # pragma: no cover - an install without the extension
     _typed = None
 
-__all__ = ["COMPILED", "MaskClasses", "available", "chains", "decode_counts", "run"]
+__all__ = ["COMPILED", "MaskClasses", "available", "chains", "run"]
 
 COMPILED = True  # False: every type-grained group runs on the Python executor
 MAX_CHAIN_TRIES = 16  # chains a class is tried against before it starts a chain of its own
-_ALL_ONES = (1 << 64) - 1
 
 
 def available() -> bool:
@@ -186,20 +185,6 @@ def _add_counters(stats: Any, counters: tuple, pw_b: Any, part_ids: list[Any]) -
             counts[0] += b
             counts[1] += b
             counts[4] += s
-
-
-def decode_counts(buffer: bytes, rows: int, width: int) -> np.ndarray:
-    """The pass's 128-bit counts (``rows`` x ``width`` pairs of uint64, low word first) as a
-    matrix: uint64 while every high word is 0, else Python ints, NaN where both words are
-    all ones (a saturated count)."""
-    pairs = np.frombuffer(buffer, dtype=np.uint64).reshape(rows * width, 2)
-    low, high = pairs[:, 0], pairs[:, 1]
-    if not high.any():
-        return low.reshape(rows, width)
-    saturated = (low == _ALL_ONES) & (high == _ALL_ONES)
-    big = low.astype(object) + (high.astype(object) << 64)
-    big[saturated] = NAN
-    return big.reshape(rows, width)
 
 
 def _results_by_member(

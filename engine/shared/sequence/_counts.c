@@ -104,9 +104,7 @@ typedef struct {
     int64_t *kq; /* T * M: events of each type each member matches at this time stamp */
     char *tseen;
     /* output */
-    int64_t *omem, *opart, *ok;
-    uint64_t *oval;
-    Py_ssize_t n, ocap;
+    CountRows out; /* the window results */
     int64_t *pw;
     Py_ssize_t npw, pwcap;
     int per_window;
@@ -214,32 +212,7 @@ static inline Win *slot(Run *r, int64_t k) {
 }
 
 static int push(Run *r, int j, int64_t k, const u128 *res) {
-    if (r->n == r->ocap) {
-        Py_ssize_t cap = r->ocap ? 2 * r->ocap : 4096;
-        int64_t *a = realloc(r->omem, cap * sizeof(int64_t));
-        if (!a) return -1;
-        r->omem = a;
-        a = realloc(r->opart, cap * sizeof(int64_t));
-        if (!a) return -1;
-        r->opart = a;
-        a = realloc(r->ok, cap * sizeof(int64_t));
-        if (!a) return -1;
-        r->ok = a;
-        uint64_t *v = realloc(r->oval, cap * 2 * r->width * sizeof(uint64_t));
-        if (!v) return -1;
-        r->oval = v;
-        r->ocap = cap;
-    }
-    r->omem[r->n] = j;
-    r->opart[r->n] = r->part;
-    r->ok[r->n] = k;
-    uint64_t *v = r->oval + r->n * 2 * r->width;
-    for (int a = 0; a < r->width; a++) {
-        v[2 * a] = (uint64_t)res[a];
-        v[2 * a + 1] = (uint64_t)(res[a] >> 64);
-    }
-    r->n++;
-    return 0;
+    return count_rows_push(&r->out, j, r->part, k, res, r->width);
 }
 
 static int close_window(Run *r, int64_t k) {
@@ -592,6 +565,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         if (1 + r.ncv[j] > r.width) r.width = 1 + r.ncv[j];
     }
     if (r.width < 1) r.width = 1;
+    r.out.width = r.width;
     for (int i = 0; i < S; i++) {
         r.stype[i] = (int)next(&c, 0, T - 1);
         r.sq[i] = (uint64_t)next(&c, 0, INT64_MAX);
@@ -709,10 +683,10 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         } else {
             Py_INCREF(pw);
         }
-        result = Py_BuildValue("(y#y#y#y#(LLLLLLLL)y#N)", (const char *)r.omem, (Py_ssize_t)(r.n * sizeof(int64_t)),
-                               (const char *)r.opart, (Py_ssize_t)(r.n * sizeof(int64_t)), (const char *)r.ok,
-                               (Py_ssize_t)(r.n * sizeof(int64_t)), (const char *)r.oval,
-                               (Py_ssize_t)(r.n * 2 * r.width * sizeof(uint64_t)), (long long)r.windows,
+        result = Py_BuildValue("(y#y#y#y#(LLLLLLLL)y#N)", (const char *)r.out.mem, (Py_ssize_t)(r.out.n * sizeof(int64_t)),
+                               (const char *)r.out.part, (Py_ssize_t)(r.out.n * sizeof(int64_t)), (const char *)r.out.k,
+                               (Py_ssize_t)(r.out.n * sizeof(int64_t)), (const char *)r.out.val,
+                               (Py_ssize_t)(r.out.n * 2 * r.width * sizeof(uint64_t)), (long long)r.windows,
                                (long long)r.shared, (long long)r.alone, (long long)r.own, (long long)r.split,
                                (long long)r.snapshots, (long long)r.evaluations, (long long)r.rebases,
                                (const char *)r.bytype, (Py_ssize_t)(T * 3 * sizeof(int64_t)), pw);
@@ -788,10 +762,7 @@ done:
     free(r.acc);
     free(r.inc);
     free(r.incx);
-    free(r.omem);
-    free(r.opart);
-    free(r.ok);
-    free(r.oval);
+    count_rows_free(&r.out);
     free(r.pw);
     return result;
 }

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 from trendlake.engine.layout import Layout
-from trendlake.engine.numbers import NAN
+from trendlake.engine.numbers import decode_counts
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared.base import GroupInput
 from trendlake.engine.shared.sequence import run as run_module
@@ -33,7 +33,6 @@ except ImportError:  # pragma: no cover - an install without the extension
 __all__ = ["COMPILED", "available", "run"]
 
 COMPILED = True  # False: every sequence group runs on the Python executor
-_ALL_ONES = (1 << 64) - 1
 
 
 def available() -> bool:
@@ -204,15 +203,7 @@ def _results(g: _Group, part_ids: list[Any], mem_b: bytes, part_b: bytes, k_b: b
         return out
     mem = np.frombuffer(mem_b, dtype=np.int64)
     width = len(val_b) // (16 * len(mem))
-    pairs = np.frombuffer(val_b, dtype=np.uint64).reshape(len(mem) * width, 2)
-    low, high = pairs[:, 0], pairs[:, 1]
-    if high.any():
-        saturated = (low == _ALL_ONES) & (high == _ALL_ONES)
-        big = low.astype(object) + (high.astype(object) << 64)
-        big[saturated] = NAN
-        values = big.reshape(len(mem), width).tolist()
-    else:
-        values = low.reshape(len(mem), width).tolist()
+    values = decode_counts(val_b, len(mem), width).tolist()
     parts = [part_ids[p] for p in np.frombuffer(part_b, dtype=np.int64).tolist()]
     for j, p, k, row in zip(mem.tolist(), parts, np.frombuffer(k_b, dtype=np.int64).tolist(), values, strict=True):
         cvars = g.layouts[j].cvars

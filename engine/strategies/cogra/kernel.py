@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from trendlake.engine.layout import LIMIT, Layout, frozen
-from trendlake.engine.numbers import NAN, FSum, exact_sum
+from trendlake.engine.numbers import FSum, decode_counts, exact_sum
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.results import WindowResult
 from trendlake.engine.strategies.cogra.prepare import Prepared
@@ -28,7 +28,6 @@ except ImportError:  # pragma: no cover - exercised by installs without a compil
 CHUNK = 2048  # steps between checks whether a window's state saturated completely
 # run count states on the compiled kernel when it is built (tests and benchmarks switch it off)
 COMPILED = True
-_ALL_ONES = (1 << 64) - 1
 
 
 @dataclass
@@ -327,15 +326,7 @@ def run_compiled(
         return {}
     # per window: the trends, then COUNT(E) per key, summed over the END variables
     width = 1 + len(owners)
-    pairs = np.frombuffer(vals_b, dtype=np.uint64).reshape(len(ks) * width, 2)
-    low, high = pairs[:, 0], pairs[:, 1]
-    if high.any():
-        saturated = (low == _ALL_ONES) & (high == _ALL_ONES)
-        big = low.astype(object) + (high.astype(object) << 64)
-        big[saturated] = NAN
-        values = big.tolist()
-    else:
-        values = low.tolist()
+    values = decode_counts(vals_b, len(ks), width).reshape(-1).tolist()
     trends = values[::width]
     if width == 1:
         results = [WindowResult(t) for t in trends]

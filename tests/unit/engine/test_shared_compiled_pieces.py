@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from trendlake.engine.shared.kleene.compiled import MaskClasses, chains, decode_counts
+from trendlake.engine.numbers import decode_counts
+from trendlake.engine.shared.kleene.compiled import MaskClasses, chains
 
 ONES = (1 << 64) - 1
 
