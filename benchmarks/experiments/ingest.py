@@ -14,7 +14,8 @@ switches ``LAYERED`` and ``SPLIT_CSV``), with that switch off:
   read line by line, one task per split of the file; ``whole``: read as one
   multi-line stream, one task for the file (``SPLIT_CSV = False`` at ``--rev``).
 
-The older file runs against this tree's other modules (``gitrev.module_at``), so
+The older file runs against this tree's other modules (``gitrev.module_at``), given
+the two lake verbs it called before ``Lake.write`` took a typed mode (``_Older``), so
 the ratio holds the two ways of that comparison and whatever else changed in
 ``jobs/ingest.py`` since ``--rev``; when the older file no longer runs against
 them, the experiment stops with the error and a nearer ``--rev`` is needed.
@@ -92,7 +93,33 @@ def older_ingest(rev: str, compare: str) -> Any:
         raise ValueError(f"jobs/ingest.py at {rev} has no switch {switch}: pick a --rev that has it "
                          f"(the default {OLD_REV[:12]} does)")
     setattr(module, switch, False)
-    return module
+    return _Older(module)
+
+
+class _Older:
+    """An older ``jobs/ingest.py`` run against this tree, given the lake verbs it called before
+    ``Lake.write`` took a typed mode (``write_arrow``, ``replace_rows``): the same writes."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+
+    def ingest(self, *args: Any, **kwargs: Any) -> Any:
+        from trendlake.jobs import lake
+
+        shipped = lake.Lake
+
+        class LakeAsAtRev(shipped):  # type: ignore[misc, valid-type]
+            def write_arrow(self, table: str, data: Any, **kw: Any) -> Any:
+                return self.write(table, data, lake.APPEND, **kw)
+
+            def replace_rows(self, table: str, data: Any, predicate: str, **kw: Any) -> Any:
+                return self.write(table, data, lake.ReplaceWhere(predicate), **kw)
+
+        lake.Lake = LakeAsAtRev
+        try:
+            return self.module.ingest(*args, **kwargs)
+        finally:
+            lake.Lake = shipped
 
 
 def ingest_once(spark: Any, job: Any, lake: Path, landing: Path, stream: dict[str, Any]) -> dict[str, Any]:

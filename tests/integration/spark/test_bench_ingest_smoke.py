@@ -40,7 +40,7 @@ def test_the_older_way_comes_from_git_with_its_switch_off() -> None:
     from trendlake.jobs import ingest
 
     assert not hasattr(ingest, "LAYERED") and not hasattr(ingest, "SPLIT_CSV"), "no switch ships"
-    older = experiment.older_ingest(experiment.OLD_REV, "rules")
+    older = experiment.older_ingest(experiment.OLD_REV, "rules").module
     assert older.LAYERED is False and older.SPLIT_CSV is True
     assert older is not ingest and older.__name__ != ingest.__name__
     with pytest.raises(ValueError, match="git show no-such-rev:jobs/ingest.py"):
