@@ -23,17 +23,21 @@ demo: $(STAMP)
 	$(BIN)/trendlake demo
 
 # The tiers are pytest markers (tests/conftest.py): everything under tests/integration is
-# marked `integration`. `make test` runs the two tiers one after the other, each one pytest run
-# on two xdist workers: the fast tier must run in processes that never imported the pipeline
-# stack (its tests check that a command fails before Spark is imported, and tests/conftest.py
-# fails a run of unit tests that imported it), which a worker that collected tests/integration
-# has. `make -k test` runs the integration tier after a failing fast tier too.
-test: test-fast test-integration
+# marked `integration`. Each tier is one pytest run: the fast tier must run in processes that
+# never imported the pipeline stack (its tests check that a command fails before Spark is
+# imported, and tests/conftest.py fails a run of unit tests that imported it), which a worker
+# that collected tests/integration has. `make test` runs the two at once (make -j2, each
+# tier's output printed whole when it ends): the fast tier on one worker fills the core the
+# integration tier leaves idle while its JVMs start and wait on I/O; `make -k test` runs both
+# to the end after a failure.
+FAST_WORKERS ?= 2
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j2 --output-sync=target FAST_WORKERS=1 test-fast test-integration
 
 # --dist worksteal: a worker that runs out of tests takes queued ones from the other, so the
 # longest properties do not leave one core idle at the end
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not integration" tests
+	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist worksteal -m "not integration" tests
 
 # the controller first sets the Spark drivers' JVM options and writes the class-data archive if
 # missing (tests/integration/jvm_archive.py); --dist loadgroup hands out the files longest first,
