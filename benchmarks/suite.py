@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from trendlake.jobs.cli import positive_int
+
 REPO = Path(__file__).resolve().parent.parent
 
 # experiment name -> module defining TITLE and run(ctx) -> dict (and maybe add_options, SEED)
@@ -285,22 +287,12 @@ def plot_record(record: dict[str, Any], path: Path) -> None:
 COMMON = {"name", "size", "out", "repeat", "seed", "no_plot", "spark"}  # the harness's own options
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def add_common_options(p: argparse.ArgumentParser) -> None:
     """The options every experiment takes (``python -m benchmarks`` and ``trendlake bench``)."""
     p.add_argument("--size", choices=("smoke", "small", "full"), default="smoke",
                    help="smoke (seconds, CI), small (minutes), full (up to ~15 min each); default: smoke")
     p.add_argument("--out", type=Path, default=Path("out/bench"), help="output folder (default: out/bench)")
-    p.add_argument("--repeat", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--repeat", type=positive_int, default=None, metavar="N",
                    help="repetitions per measurement (default: 1 for smoke, 3 otherwise)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the generated events and workloads (default: the experiment's)")

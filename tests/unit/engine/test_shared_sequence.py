@@ -192,11 +192,14 @@ AGGS = ("COUNT(*)", "COUNT(A)", "COUNT(B)", "SUM(B.x)", "AVG(A.x)", "MIN(B.x)", 
 WINDOWS = ("WITHIN 10 seconds", "WITHIN 10 seconds SLIDE 5 seconds")
 
 
+PREDICATES = ("A.x > 1", "A.x != 3", "B.x < 5", "B.x != 2", "OWN.x > 2")
+
+
 @st.composite
-def workloads(draw: Any) -> str:
+def workloads(draw: Any, aggregates: tuple[str, ...] = AGGS) -> str:
     """2-8 queries sharing a SEQ or nested-Kleene core over A and B, with their own prefix
-    and suffix types, local predicates and aggregates, in one or two windows, partitioned by
-    g or not."""
+    and suffix types, local predicates and ``aggregates`` (``{o}``: one of the query's own
+    types), in one or two windows, partitioned by g or not."""
     n = draw(once.integers(2, 8))
     core = draw(once.sampled_from(CORES))
     windows = draw(once.sampled_from((WINDOWS[:1], WINDOWS)))
@@ -209,10 +212,9 @@ def workloads(draw: Any) -> str:
         items = [t for t in (prefix, this_core, suffix) if t]
         pattern = this_core if len(items) == 1 else f"SEQ({', '.join(items)})"
         own = [t for t in (prefix, suffix) if t] or ["A"]
-        aggs = draw(once.lists(once.sampled_from(AGGS), min_size=1, max_size=3, unique=True))
+        aggs = draw(once.lists(once.sampled_from(aggregates), min_size=1, max_size=3, unique=True))
         ret = ", ".join(dict.fromkeys(a.format(o=draw(st.sampled_from(own))) for a in aggs))
-        preds = draw(once.lists(once.sampled_from(("A.x > 1", "A.x != 3", "B.x < 5", "B.x != 2", "OWN.x > 2")),
-                                max_size=2, unique=True))
+        preds = draw(once.lists(once.sampled_from(PREDICATES), max_size=2, unique=True))
         preds = [p.replace("OWN", own[0]) for p in preds]
         where = f" WHERE {' AND '.join(preds)}" if preds else ""
         ret = f"g, {ret}" if by else ret

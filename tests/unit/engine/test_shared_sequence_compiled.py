@@ -23,44 +23,14 @@ from trendlake.engine.numbers import CAP
 from trendlake.engine.shared import sequence as sequence_kind
 from trendlake.engine.shared.sequence import SequenceStats, compiled, run
 
-from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine, same_rows
 from tests.unit.engine.handplans import sequence_group
-from tests.unit.engine.test_shared_sequence import CORES, WINDOWS, random_groups, streams
+from tests.unit.engine.test_shared_sequence import random_groups, streams, workloads
 from trendlake import engine
 
 pytestmark = pytest.mark.skipif(not compiled.available(), reason="the compiled sequence pass is not built")
 
 COUNTS = ("COUNT(*)", "COUNT(A)", "COUNT(B)", "COUNT({o})")
-PREDICATES = ("A.x > 1", "A.x != 3", "B.x < 5", "B.x != 2", "OWN.x > 2")
-
-
-@st.composite
-def count_workloads(draw: Any) -> str:
-    """2-8 count-only queries sharing a SEQ or nested-Kleene core over A and B, with their
-    own prefix and suffix types and local predicates, in one or two windows, by g or not."""
-    n = draw(once.integers(2, 8))
-    core = draw(once.sampled_from(CORES))
-    windows = draw(once.sampled_from((WINDOWS[:1], WINDOWS)))
-    by = draw(once.sampled_from(("", " GROUP-BY g")))
-    queries = []
-    for i in range(n):
-        prefix = draw(once.sampled_from(("", "C", "E")))
-        suffix = draw(once.sampled_from(("", "D", "F")))
-        this_core = core if draw(once.integers(0, 3)) else draw(once.sampled_from(CORES))
-        items = [t for t in (prefix, this_core, suffix) if t]
-        pattern = this_core if len(items) == 1 else f"SEQ({', '.join(items)})"
-        own = [t for t in (prefix, suffix) if t] or ["A"]
-        aggs = draw(once.lists(once.sampled_from(COUNTS), min_size=1, max_size=3, unique=True))
-        ret = ", ".join(dict.fromkeys(a.format(o=draw(st.sampled_from(own))) for a in aggs))
-        preds = draw(once.lists(once.sampled_from(PREDICATES), max_size=2, unique=True))
-        preds = [p.replace("OWN", own[0]) for p in preds]
-        where = f" WHERE {' AND '.join(preds)}" if preds else ""
-        ret = f"g, {ret}" if by else ret
-        queries.append(f"QUERY q{i} RETURN {ret} PATTERN {pattern}{where}{by} {draw(once.sampled_from(windows))};")
-    return "\n".join(queries)
-
-
 def _plans(text: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     from trendlake.optimizer import parse_workload
     from trendlake.optimizer.plan import build_plan
@@ -94,7 +64,7 @@ def _both(plan: dict[str, Any], table: Any) -> tuple[list[dict[str, Any]], dict[
 
 
 @settings(max_examples=60, deadline=None)
-@given(count_workloads(), streams((20, 50)), st.integers(0, 2**32), st.sampled_from((1, 2, run.REBASE_LENGTH)))
+@given(workloads(COUNTS), streams((20, 50)), st.integers(0, 2**32), st.sampled_from((1, 2, run.REBASE_LENGTH)))
 def test_the_compiled_pass_is_the_python_pass(text: str, rows: list[dict[str, Any]], seed: int, rebase: int) -> None:
     shared, alone = _plans(text, seed)
     table = engine.table_from_rows(rows)
@@ -110,7 +80,7 @@ def test_the_compiled_pass_is_the_python_pass(text: str, rows: list[dict[str, An
 
 
 @settings(max_examples=20, deadline=None)
-@given(count_workloads(), streams((6, 12)), st.integers(0, 2**32))
+@given(workloads(COUNTS), streams((6, 12)), st.integers(0, 2**32))
 def test_the_compiled_pass_equals_the_two_step_reference(text: str, rows: list[dict[str, Any]], seed: int) -> None:
     shared, alone = _plans(text, seed)
     assert same_rows(run_engine(shared, rows, "auto"), run_engine(alone, rows, "twostep"))
