@@ -118,6 +118,7 @@ PLANNER_LABELS = {
     "gloria": "GLORIA",
     "gloria-noprune": "GLORIA without pruning (NoPrune)",
     "gloria-greedy": "GLORIA's Greedy",
+    "shared-panes": "Weave Share's Shared: one group over the panes of all its windows",
     "share-all": "every sharable set shared",
     "auto": "auto: the plan of least estimated cost among the planners",
 }

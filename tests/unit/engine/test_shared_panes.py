@@ -22,8 +22,8 @@ from trendlake.engine.plan import PlanError, content_hash, load_plan
 from trendlake.engine.shared import kind_of
 from trendlake.engine.shared.panes import available, rules
 from trendlake.optimizer import parse_workload, workload_hash
-from trendlake.optimizer.plan import build_plan
 from trendlake.optimizer.candidates import panes
+from trendlake.optimizer.plan import build_plan
 
 from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine, same_rows
@@ -132,7 +132,7 @@ def test_two_windows_by_hand() -> None:
     """SEQ(A, B+) over a1 b2 b3 a4 b5 (seconds) under WITHIN 4 SLIDE 2 and WITHIN 3 SLIDE 3."""
     text = ("QUERY w4 RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 4 seconds SLIDE 2 seconds;\n"
             "QUERY w3 RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN 3 seconds SLIDE 3 seconds;")
-    rows = [{"type": t, "ts": ts, "seq": i, "x": 0} for i, (t, ts) in enumerate(zip("ABBAB", (1, 2, 3, 4, 5)))]
+    rows = [{"type": t, "ts": ts, "seq": i, "x": 0} for i, (t, ts) in enumerate(zip("ABBAB", (1, 2, 3, 4, 5), strict=True))]
     plan = _plan(text)
     shared = _shared(plan)
     assert [g["kind"] for g in shared["sharing"]] == ["panes"]
