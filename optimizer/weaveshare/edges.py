@@ -133,6 +133,17 @@ class EdgeBitmap:
         n, mc = c
         return n, self.count * (n // self.length) + other.count * (n // other.length) - mc
 
+    def reduced(self) -> tuple[int, int]:
+        """``(period, bits)`` of the edge set over its smallest period: two trees have the
+        same edges exactly when these are equal (``{0, 1} mod 2`` is ``{0} mod 1``)."""
+        n = self.length
+        small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+        for d in small + [n // d for d in reversed(small)]:
+            head = self.bits & ((1 << d) - 1)
+            if replicate(head, d, n // d) == self.bits:
+                return d, head
+        return n, self.bits  # not reached: d = n always matches
+
     def positions(self) -> Iterator[int]:
         """The edge positions of ``(0, CS]``, in grains, ascending."""
         for i, c in enumerate(reversed(bin(self.bits)[2:])):

@@ -14,6 +14,8 @@ Incremental Weave Share (§5.1).
 
 A merge is made only when its benefit exceeds ``1e-12`` times the mean starting tree cost
 (float rounding of a zero benefit never merges). Ties go to the pair of older trees.
+Trees with the same edges are merged before the loop (``_same_edges``: the merges the loop
+would make first anyway), so many queries over few window shapes search over few trees.
 """
 
 from __future__ import annotations
@@ -45,24 +47,54 @@ def _finish(model: Model, planner: str, states: Iterable[TreeState], order: dict
                      tuple(merges), evaluated)
 
 
+def _same_edges(model: Model, states: list[TreeState]
+                ) -> tuple[list[TreeState], list[tuple[TreeState, TreeState, float]]]:
+    """The trees with the same edges merged, and the merges made. Their benefit (Eq. 5) is
+    ``lambda``, the most any merge can save (the merged edge rate is at least either
+    tree's), and no other merge has it: while two such trees remain, the greedy loop would
+    merge them first, in whatever order, to this same partition."""
+    groups: dict[tuple[int, int], list[TreeState]] = {}
+    for s in states:
+        groups.setdefault(s.edges.reduced(), []).append(s)
+    out, merges = [], []
+    for group in groups.values():
+        acc = group[0]
+        for other in group[1:]:
+            merged = acc.merge(model, other)
+            merges.append((acc, other, acc.cost + other.cost - merged.cost))
+            acc = merged
+        out.append(acc)
+    return out, merges
+
+
 def greedy_merge(model: Model, start: Sequence[Sequence[Query]],
                  planner: str = "weaveshare") -> WeavePlan:
     """Figure 2 from the trees ``start`` (non-empty query groups): merge the pair of
-    largest benefit while it is positive."""
+    largest benefit while it is positive (trees with the same edges first, all at once)."""
     order = {q.name: i for i, q in enumerate(q for group in start for q in group)}
-    table = CostTable(model)
-    for group in start:
-        table.add(TreeState.of(model, group))
-    start_cost = math.fsum(t.cost for t in table.trees.values())
+    states = [TreeState.of(model, group) for group in start]
+    start_cost = cost = math.fsum(s.cost for s in states)
     eps = _EPS * start_cost / max(1, len(start))
     merges: list[Merge] = []
+
+    def record(x: TreeState, y: TreeState, benefit: float, after: float) -> None:
+        merges.append(Merge(tuple(q.name for q in x.queries), tuple(q.name for q in y.queries),
+                            benefit, after))
+
+    if model.rate > eps:
+        states, same = _same_edges(model, states)
+        for x, y, benefit in same:
+            cost -= benefit
+            record(x, y, benefit, cost)
+    table = CostTable(model)
+    for s in states:
+        table.add(s)
     while (best := table.best()) is not None and best[2] > eps:
         i, j, benefit = best
         x, y = table.remove(i), table.remove(j)
         table.add(x.merge(model, y))
         cost = math.fsum(t.cost for t in table.trees.values())
-        merges.append(Merge(tuple(q.name for q in x.queries), tuple(q.name for q in y.queries),
-                            benefit, cost))
+        record(x, y, benefit, cost)
     return _finish(model, planner, table.trees.values(), order, start_cost, merges,
                    table.evaluated)
 

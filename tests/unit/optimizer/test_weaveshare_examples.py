@@ -3,6 +3,7 @@ grouping of plan entries, and the library's errors."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
@@ -106,12 +107,21 @@ def test_edges_counted_in_grains() -> None:
 # Figure 12: the cost look-up table -------------------------------------------------------
 
 def test_cost_table_computes_only_the_merged_trees_row() -> None:
-    qs = [Query(f"q{i}", 4 * (i + 1), 4) for i in range(6)]  # one slide: all merge
-    plan = optimize(qs, 1.0)
+    qs = [Query(f"q{i}", 3 * s, s) for i, s in enumerate([1, 2, 3, 4, 5, 7])]  # all differ
+    plan = optimize(qs, 100.0)  # a high rate: all merge
     assert len(plan.trees) == 1 and len(plan.merges) == 5
     n = len(qs)
     # first iteration: every pair; after merge i only the new tree against the others
     assert plan.evaluated == n * (n - 1) // 2 + sum(n - i - 1 for i in range(1, n))
+
+
+def test_trees_with_the_same_edges_merge_first() -> None:
+    # {0, 1} mod 2 is {0} mod 1: the same edges, so merging saves lambda, the most possible
+    qs = [Query("a", 3, 2), Query("b", 5, 3), Query("c", 1, 1)]
+    plan = optimize(qs, 0.5)
+    assert (plan.merges[0].left, plan.merges[0].right) == (("a",), ("c",))
+    assert plan.merges[0].benefit == pytest.approx(0.5)
+    assert optimize(qs, 0.0).merges == ()  # no merge saves anything without input
 
 
 def test_merge_benefit_is_eq5() -> None:
@@ -172,3 +182,41 @@ def test_pairs_above_the_limit_never_merge() -> None:
 def test_evaluate_a_given_grouping() -> None:
     plan = evaluate([[EX3[0], EX3[2]], [EX3[1]]], 1.2)
     assert plan.cost == pytest.approx(4.3) and plan.groups() == [["a", "c"], ["b"]]
+
+
+# incremental ---------------------------------------------------------------------------------
+
+def test_incremental_weaves_a_new_query_into_the_stored_trees() -> None:
+    stored = optimize(EX3, 1.2).trees  # {a, c}, {b}
+    d = Query("d", 12, 4)  # the edges of a and c
+    inc = incremental(stored, [*EX3, d], 1.2)
+    assert not inc.replanned and inc.added == ("d",) and inc.removed == ()
+    assert inc.plan.groups() == [["a", "c", "d"], ["b"]]
+    assert inc.deviation == pytest.approx(0.0)
+    # b's window changes: removed and added again; a and c stay together
+    b2 = Query("b", 12, 5)
+    inc = incremental(stored, [EX3[0], b2, EX3[2]], 1.2)
+    assert (inc.added, inc.removed) == (("b",), ("b",))
+    assert inc.plan.groups() == [["a", "c"], ["b"]]
+
+
+def test_incremental_replans_beyond_the_tolerance() -> None:
+    # stored at a low rate: no sharing; at a high rate weaving merges them anyway, but a
+    # stored tree that no longer pays is never split: only re-planning does that
+    qs = [Query("a", 16, 4), Query("b", 10, 5), Query("c", 8, 4)]
+    stored = optimize(qs, 5.0).trees  # one tree
+    inc = incremental(stored, qs, 0.1, tolerance=0.0)
+    scratch = optimize(qs, 0.1)
+    assert scratch.groups() == [["a", "c"], ["b"]]
+    assert inc.replanned and inc.plan.groups() == scratch.groups()
+    assert inc.woven_cost > inc.reference_cost
+    kept = incremental(stored, qs, 0.1, tolerance=math.inf)
+    assert not kept.replanned and kept.plan.groups() == [["a", "b", "c"]]
+
+
+def test_incremental_replans_when_a_stored_tree_outgrows_the_limit() -> None:
+    old = [Query("a", 70, 70), Query("b", 110, 110)]  # grain 10: composite slide 77 grains
+    stored = optimize(old, 100.0, limit=100).trees
+    assert [t.names for t in stored] == [("a", "b")]
+    inc = incremental(stored, [*old, Query("c", 3, 3)], 100.0, limit=100)  # grain 1: 770
+    assert inc.replanned and sorted(n for t in inc.trees for n in t.names) == ["a", "b", "c"]
