@@ -108,12 +108,12 @@ class EdgeBitmap:
 
     def common(self, other: EdgeBitmap, limit: int = DEFAULT_MAX_COMPOSITE) -> tuple[int, int] | None:
         """``(CS_xy, Mc)``: the merged composite slide and the common edges in it, or None
-        when ``CS_xy`` exceeds ``limit``. The tree with fewer edges probes the other."""
+        when ``CS_xy`` exceeds ``limit``: §8's probes of one tree's edges into the other's
+        bitmap, all at once."""
         n = self.merged_length(other, limit)
         if n is None:
             return None
-        probe, probed = (self, other) if self.count <= other.count else (other, self)
-        return n, (probe.stretch(n) & probed.stretch(n)).bit_count()
+        return n, (self.stretch(n) & other.stretch(n)).bit_count()
 
     def union(self, other: EdgeBitmap, limit: int = DEFAULT_MAX_COMPOSITE) -> EdgeBitmap:
         """The merged tree's edges; ``OptimizerError`` when its composite slide exceeds
