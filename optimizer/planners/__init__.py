@@ -30,6 +30,7 @@ PLANNERS: dict[str, Planner] = {
     "gloria-noprune": gloria.plan_noprune,
     "gloria-greedy": gloria.plan_greedy,
     "shared-panes": panes.plan_shared,
+    "weaveshare": panes.plan_weaveshare,
     "share-all": share_all.plan,
     "auto": auto.plan,
 }

@@ -2,6 +2,10 @@
 
 ``shared-panes`` (Weave Share's "Shared") puts every candidate's queries in one
 group (one tree), where that is estimated cheaper than running them alone.
+``weaveshare`` splits each candidate into Weave Share's execution trees (the
+greedy merge on Weave Share's cost model, ``optimizer.weaveshare``, at the
+candidate's input rate from the statistics) and keeps each tree of two or more
+queries as a group where it is estimated cheaper than alone.
 
 Estimates, per unit of time, in steps of COGRA's compiled kernel: alone, each
 query applies each step (a run of one variable's events, ``optimizer.cost``'s
@@ -20,10 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from trendlake.optimizer import weaveshare
 from trendlake.optimizer.candidates import Candidates, panes
-from trendlake.optimizer.cost import PANE_PRODUCT_COST, PANE_STEP_COST, alone_costs
+from trendlake.optimizer.cost import PANE_PRODUCT_COST, PANE_STEP_COST, alone_costs, rates_for
 
-__all__ = ["estimate", "plan_shared"]
+__all__ = ["estimate", "plan_shared", "plan_weaveshare"]
 
 
 def plan_shared(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
@@ -33,6 +38,26 @@ def plan_shared(entries: Mapping[str, dict[str, Any]], candidates: Candidates, s
         shared, alone = estimate(entries, cand.queries, statistics)
         if shared < alone:
             groups.append(panes.group(entries, list(cand.queries), parameters={}, estimated_cost=(shared, alone)))
+    return groups
+
+
+def plan_weaveshare(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
+    """Weave Share's trees of each candidate, each of two or more queries a group where
+    estimated cheaper than alone."""
+    groups = []
+    for cand in candidates.get(panes.KIND, []):
+        first = entries[cand.queries[0]]
+        types = {v["type"] for v in first["variables"] if not v["negated"]}
+        within = int(first["window"]["within_us"])
+        rate = sum(rates_for(statistics, within, types).events.values()) / within
+        queries = weaveshare.from_entries([entries[q] for q in cand.queries])
+        for tree in weaveshare.plan_trees(queries, max(rate, 1e-12)):
+            names = [q for q in cand.queries if q in set(tree.names)]
+            if len(names) < 2:
+                continue
+            shared, alone = estimate(entries, names, statistics)
+            if shared < alone:
+                groups.append(panes.group(entries, names, parameters={}, estimated_cost=(shared, alone)))
     return groups
 
 

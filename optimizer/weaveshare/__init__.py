@@ -14,7 +14,8 @@
 ``model`` (queries, fragments, grouping), ``edges`` (composite slide, edge bitmap,
 weaveability), ``cost`` (Eq. 1-5, the cost look-up table), ``search`` (the greedy merge,
 the baselines, the incremental version), ``plan`` (the results). See docs/weaveshare.md.
-No planner is registered: the ``panes`` kind's executor does not exist yet.
+The planners ``weaveshare`` and ``shared-panes`` (``optimizer.planners.panes``) turn its
+trees into ``panes`` groups.
 """
 
 from trendlake.optimizer.weaveshare.cost import (

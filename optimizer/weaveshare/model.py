@@ -15,7 +15,6 @@ groups plan query entries (``optimizer.plan.query_entry``) by everything but the
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from trendlake.engine.shared.panes.rules import body_key
 from trendlake.optimizer.errors import OptimizerError
 
 __all__ = ["Query", "check_queries", "check_rate", "from_entries", "grain", "group_entries",
@@ -102,19 +102,10 @@ def grain(queries: Iterable[Query]) -> int:
 
 # ---- grouping plan query entries -------------------------------------------------------
 
-_LABELS = ("name", "window", "source")
-
-
 def sharing_key(entry: Mapping[str, Any]) -> str:
-    """The part of a plan query entry that queries of one tree must agree on: everything
-    but ``window`` and the labels (``name``, ``source``, the aggregates' output names,
-    which ``returns`` refers to by position instead), as canonical JSON."""
-    rest = {k: v for k, v in entry.items() if k not in _LABELS}
-    aggregates = [dict(a) for a in entry.get("aggregates", [])]
-    outputs = {a.pop("name", None): f"#{i}" for i, a in enumerate(aggregates)}
-    rest["aggregates"] = aggregates
-    rest["returns"] = [outputs.get(r, r) for r in entry.get("returns", [])]
-    return json.dumps(rest, sort_keys=True, default=str)
+    """The part of a plan query entry that queries of one tree must agree on: the query but
+    for its window (``engine.shared.panes.rules.body_key``, the rule the ``panes`` kind checks)."""
+    return body_key(entry)
 
 
 def group_entries(entries: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:

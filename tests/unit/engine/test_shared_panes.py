@@ -106,6 +106,34 @@ def test_a_panes_group_equals_each_query_alone(text: str, rows: list[dict[str, A
     event(f"result rows: {'0' if not want else '1-9' if len(want) < 10 else '10+'}")
 
 
+# statistics under which sharing panes pays: Travel-like bursts of B, windows overlapping
+DENSE = {"pane_us": 1_000_000, "types": {"A": {"rate_mean": 2.0}, "B": {"rate_mean": 40.0},
+                                           "C": {"rate_mean": 2.0}, "D": {"rate_mean": 1.0}}}
+
+
+@pytest.mark.parametrize("planner", ["shared-panes", "weaveshare", "auto"])
+@settings(max_examples=40, deadline=None)
+@given(workloads(), streams((15, 60)))
+def test_the_planners_plans_equal_each_query_alone(planner: str, text: str, rows: list[dict[str, Any]]) -> None:
+    plan = _plan(text)
+    planned = build_plan(parse_workload(text), planner=planner, statistics=DENSE)
+    load_plan(planned, workload_hash(text))
+    event(f"panes groups: {sum(g['kind'] == 'panes' for g in planned['sharing'])}")
+    table = engine.table_from_rows(rows)
+    assert same_rows(engine.evaluate(planned, table), engine.evaluate(plan, table)), (text, rows)
+
+
+@pytest.mark.parametrize("planner", ["shared-panes", "weaveshare", "auto"])
+def test_the_planners_share_one_query_under_overlapping_windows(planner: str) -> None:
+    text = "\n".join(f"QUERY q{i} RETURN COUNT(*) PATTERN SEQ(A, B+) WITHIN {w} seconds SLIDE {s} seconds;"
+                     for i, (w, s) in enumerate(((30, 5), (60, 10), (30, 10), (120, 30), (60, 15))))
+    planned = build_plan(parse_workload(text), planner=planner, statistics=DENSE)
+    grouped = sorted(q for g in planned["sharing"] if g["kind"] == "panes" for q in g["queries"])
+    assert len(grouped) >= 2, planned["sharing"]
+    for g in planned["sharing"]:
+        assert g["estimated_cost"]["shared"] < g["estimated_cost"]["non_shared"]
+
+
 @settings(max_examples=40, deadline=None)
 @given(workloads(), streams((5, 12)))
 def test_a_panes_group_equals_the_two_step_reference(text: str, rows: list[dict[str, Any]]) -> None:
