@@ -125,9 +125,10 @@ class PanesKind(KindBase):
         body = group["body"]
         edges = body["edges_us"]
         shown = ", ".join(_span(e) for e in edges[:12]) + (", ..." if len(edges) > 12 else "")
+        per_hour = len(edges) * 3_600_000_000 / body["composite_slide_us"]
         return [
             f"{len(group['queries'])} queries share the panes of their windows: composite slide "
-            f"{_span(body['composite_slide_us'])}, {len(edges)} edges ({shown})",
+            f"{_span(body['composite_slide_us'])}, {len(edges)} edges ({shown}), edge rate {per_hour:g} per hour",
             "queries: " + ", ".join(group["queries"]),
         ]
 
