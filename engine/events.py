@@ -19,16 +19,13 @@ from trendlake.engine.columns import (
     events_from_rows,
 )
 from trendlake.engine.errors import EventFileError
-from trendlake.engine.timeline import format_ts, parse_ts
 
 __all__ = [
     "RESERVED",
     "Event",
     "EventFileError",
     "events_from_arrow",
-    "format_ts",
     "make_events",
-    "parse_ts",
     "partition",
     "read_events",
 ]
