@@ -2,7 +2,7 @@
 
 An ``Event`` (``engine.columns``) has a type, a UTC timestamp in microseconds,
 an ingestion sequence number and an attribute dict. Files are read by
-``engine.files`` (typed by ``trendlake.schemas.types``, the rules ingest
+``engine.files`` (typed by ``trendlake.schemas.typing``, the rules ingest
 follows) and turned into events here for the row-based strategies and tests.
 """
 

@@ -4,7 +4,7 @@ Each new file (CSV with a header, JSON lines, Parquet; sorted by name) is
 read by Spark (CSV as RFC 4180: a quoted field may span lines), every row
 numbered by its 1-based line in the file (the line a CSV record starts on, row
 index for Parquet), typed and validated against the stream schema in Spark by the typing
-rules of ``trendlake.schemas.types`` (the first failing rule is the row's
+rules of ``trendlake.schemas.typing`` (the first failing rule is the row's
 ``reason``), and split: good rows -> ``bronze/<stream>``,
 bad rows -> ``quarantine/<stream>``. Good + bad must equal the rows read, and
 the good rows must pass the stream's Great Expectations suite, before anything
@@ -43,7 +43,6 @@ import csv
 import hashlib
 import logging
 import os
-import re
 import shutil
 import stat
 import sys
@@ -55,12 +54,13 @@ from pathlib import Path
 from typing import Any
 
 from trendlake.jobs.errors import BadInputError, JobError
-from trendlake.jobs.sqlexpr import NotWritable, Sql, call, col, lit, quote_name, when
+from trendlake.schemas.typing import arrow, rawfiles
+from trendlake.schemas.typing.rules import TypingError, check_kind, raw_columns
+from trendlake.schemas.typing.sqlexpr import NotWritable
 
 log = logging.getLogger("trendlake.ingest")
 
 FORMATS = {".csv": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json", ".parquet": "parquet"}
-SPARK_TYPES = {"long": "bigint", "double": "double", "string": "string", "boolean": "boolean"}
 LINE_LIMIT = 1 << 20  # bytes; a longer line is quarantined unparsed
 RAW_KEPT = 1024  # bytes of an over-long line kept in quarantine.raw
 ALREADY_INGESTED = "already ingested (same name and SHA-256)"
@@ -172,15 +172,12 @@ def check_stream_schema(stream_schema: dict[str, Any]) -> None:
             problems.append(f"attribute {name!r} collides with bronze's columns {BRONZE_RESERVED} (or starts with '_')")
         if name in columns:
             problems.append(f"attribute {name!r} is also the type or time column")
-        if spec.get("type") not in SPARK_TYPES:
-            problems.append(f"attribute {name!r}: unknown type {spec.get('type')!r} (long, double, string, boolean)")
+        try:
+            check_kind(name, spec.get("type"))
+        except TypingError as err:
+            problems.append(str(err))
     if problems:
         raise IngestInputError(f"stream schema {stream_schema.get('stream')!r}: " + "; ".join(problems))
-
-
-def quarantine_columns(stream_schema: dict[str, Any]) -> list[str]:
-    """Raw fields kept (as text, in the JSON column ``fields``) in ``quarantine/<stream>``: type, time, attributes."""
-    return [stream_schema["type_column"], stream_schema["time_column"], *stream_schema["attributes"]]
 
 
 def ingest_log_schema() -> Any:
@@ -471,7 +468,7 @@ def _numbered(df: Any, blank: Any = None, header: bool = False) -> tuple[Any, in
 def read_raw(
     spark: Any, path: Path, stream_schema: dict[str, Any], scanned: Scanned | None = None, *, whole: bool = False,
 ) -> tuple[Any, int]:
-    """One raw file as text columns (``quarantine_columns``) + ``_line`` + ``_raw``; rows read.
+    """One raw file as text columns (``rules.raw_columns``) + ``_line`` + ``_raw``; rows read.
 
     ``scanned`` is the landing scan of the file (``path`` may be its copy without
     over-long lines): a CSV file none of whose lines holds an odd number of quotes has
@@ -484,9 +481,7 @@ def read_raw(
     read whole too (``Scanned.splittable``).
     """
     from pyspark.sql import functions as F
-    from trendlake.schemas import types
-
-    columns = quarantine_columns(stream_schema)
+    columns = raw_columns(stream_schema)
     fmt = FORMATS[path.suffix.lower()]
     if fmt == "parquet":
         df, _, rows = _numbered(spark.read.parquet(str(path)))
@@ -549,7 +544,7 @@ def read_raw(
         cols = [(F.col(f"c{index[c]}") if c in index else F.lit(None).cast("string")).alias(c) for c in columns]
         raw_text = F.to_csv(F.struct(*[F.col(f"c{i}") for i in range(len(header))]), {"escape": '"', "quote": '"'})
         out = data.select(*cols, F.col("_line"), raw_text.alias("_raw"), F.lit(None).cast("string").alias("_malformed"))
-        return _not_utf8_marked(spark, out, path, scanned, types.utf8_problems), rows
+        return _not_utf8_marked(spark, out, path, scanned, rawfiles.utf8_problems), rows
     blank = F.trim(F.col("value")) == ""
     text, _, rows = _numbered(spark.read.text(str(path)), blank)
     data = text.where(~blank)
@@ -557,7 +552,7 @@ def read_raw(
     cols = [parsed[c].alias(c) for c in columns]
     malformed = F.when(parsed.isNull(), F.lit("malformed JSON line (not a JSON object)"))
     out = data.select(*cols, F.col("_line"), F.col("value").alias("_raw"), malformed.alias("_malformed"))
-    return _not_utf8_marked(spark, out, path, scanned, types.json_utf8_problems), rows
+    return _not_utf8_marked(spark, out, path, scanned, rawfiles.json_utf8_problems), rows
 
 
 def _not_utf8_marked(spark: Any, out: Any, path: Path, scanned: Scanned | None, find: Any) -> Any:
@@ -630,213 +625,16 @@ def _csv_header(path: Path) -> list[str]:
 # ---------------------------------------------------------------------- validation
 
 
-def _fmt(value: Any) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
-
-
 def validate(raw: Any, stream_schema: dict[str, Any]) -> Any:
-    """Raw text rows -> typed columns ``_v_<attr>``, ``_ts`` and ``_reason`` (None for a good row, else the first failing rule).
-
-    The rules are built as SQL text (``jobs.sqlexpr``) and reach Spark as one
-    expression per output column, not as hundreds of py4j calls.
-    """
-    try:
-        return _validated(raw, stream_schema)
-    except NotWritable as err:  # a name or bound Spark SQL text cannot hold
-        raise IngestInputError(f"stream schema: {err}") from None
-
-
-def _validated(raw: Any, stream_schema: dict[str, Any]) -> Any:
-    type_col, time_col = stream_schema["type_column"], stream_schema["time_column"]
-    # empty text is a missing value for every type (trendlake.schemas.types)
-    texts = set(quarantine_columns(stream_schema))
-    raw = raw.select(*[
-        (when(col(c) != lit(""), col(c)) if c in texts else col(c)).column().alias(c) for c in raw.columns
-    ])
-    etype = col(type_col)
-    raw_ts = col(time_col)
-    lets = Lets(raw.columns)
-
-    def quoted(expr: Sql) -> Sql:
-        return call("concat", lit("'"), expr, lit("'"))
-
-    ts, ts_problem = spark_time(raw_ts, time_col, stream_schema.get("time_unit"), lets)
-    ts = lets.let(ts)
-    rules: list[Any] = [
-        col("_malformed"),
-        when(etype.isNull() | (call("trim", etype) == lit("")), lit("missing event type")),
-        when(~etype.isin(list(stream_schema["event_types"])), call("concat", lit("unknown event type "), quoted(etype))),
-        when(raw_ts.isNull() | (call("trim", raw_ts) == lit("")), lit("missing timestamp")),
-        when(ts.isNull(), call("coalesce", ts_problem, call("concat", lit("unparseable timestamp "), quoted(raw_ts)))),
-    ]
-    typed: dict[str, Any] = {}
-    for name, spec in stream_schema["attributes"].items():
-        kind = spec["type"]
-        given = col(name)
-        carries = lit(True) if spec.get("types", "*") == "*" else etype.isin(list(spec["types"]))
-        value = lets.let(_cast(name, kind, lets))  # the rules below read it several times
-        typed[name] = when(carries, value)
-        if spec.get("required"):
-            rules.append(when(carries & given.isNull(), lit(f"missing required attribute '{name}'")))
-        rules.append(
-            when(carries & given.isNotNull() & value.isNull(),
-                 call("concat", lit(f"attribute '{name}' is not a {kind}: "), quoted(given)))
-        )
-        shown = value.cast("string") if kind != "string" else quoted(value)
-        if "min" in spec:
-            rules.append(when(carries & (value < lit(spec["min"])),
-                              call("concat", lit(f"attribute '{name}' = "), shown, lit(f" below min {_fmt(spec['min'])}"))))
-        if "max" in spec:
-            rules.append(when(carries & (value > lit(spec["max"])),
-                              call("concat", lit(f"attribute '{name}' = "), shown, lit(f" above max {_fmt(spec['max'])}"))))
-        if "values" in spec:
-            allowed = list(spec["values"])
-            rules.append(when(carries & value.isNotNull() & ~value.isin(allowed),
-                              call("concat", lit(f"attribute '{name}' = "), shown, lit(f" not in allowed values {allowed}"))))
-    return lets.apply(raw).select(
-        *[quote_name(c) for c in raw.columns],
-        call("coalesce", *rules).column().alias("_reason"),
-        ts.column().alias("_ts"),
-        *[v.column().alias(f"_v_{n}") for n, v in typed.items()],
-    )
-
-
-class Lets:
-    """Intermediate values of the typing rules, each computed once per row.
-
-    A rule reads the trimmed text of a value, its number, the groups of its ISO-8601
-    match several times each. Written inline, Spark would evaluate every copy: the
-    rides stream's rules held 1,163 regular-expression calls in 108 KB of SQL text
-    (44 in 18 KB layered). ``let(expr)`` names
-    ``expr`` as a column (``_let<n>``, a prefix no input column starts with) in the
-    first layer after the lets it reads; ``apply(df)`` adds the layers, one projection
-    each. Spark's optimizer does not merge a projection into the next where that
-    would copy an expensive expression used more than once, so each is evaluated once.
-    """
-
-    def __init__(self, columns: list[str]) -> None:
-        prefix = "_let"
-        while any(c.startswith(prefix) for c in columns):
-            prefix = "_" + prefix
-        self.prefix = prefix
-        self.layers: list[list[tuple[str, Sql]]] = []
-        self._layer: dict[str, int] = {}
-
-    def let(self, expr: Sql) -> Sql:
-        """A reference to ``expr`` computed once per row (in ``apply``)."""
-        found = re.findall(rf"`({self.prefix}[0-9]+)`", expr.text)
-        reads = [self._layer[n] for n in found if n in self._layer]  # (a literal's text may look like one)
-        layer = 1 + max(reads, default=-1)
-        name = f"{self.prefix}{len(self._layer)}"
-        while len(self.layers) <= layer:
-            self.layers.append([])
-        self.layers[layer].append((name, expr))
-        self._layer[name] = layer
-        return col(name)
-
-    def apply(self, df: Any) -> Any:
-        """``df`` with every let as a column (select the ones wanted after)."""
-        for layer in self.layers:
-            df = df.select("*", *[expr.column().alias(name) for name, expr in layer])
-        return df
-
-
-def _trimmed(expr: Sql) -> Sql:
-    """Text without ASCII blanks at either end (``\\s`` in Java is the same set as Arrow's)."""
-    return call("regexp_replace", expr, r"^\s+|\s+$", "")
-
-
-def _cast(name: str, kind: str, lets: Lets) -> Sql:
-    """A raw text attribute as ``kind`` by ``trendlake.schemas.types``' rules; NULL where it does not fit.
-
-    An ``Sql`` expression (``.column()`` makes it a Column) over ``lets.apply(df)``.
-    """
-    from trendlake.schemas import types
-
-    given = col(name)
-    if kind == "string":
-        return given
-    text = lets.let(_trimmed(given))
-    if kind == "long":
-        integer = text.rlike(types.INTEGER)
-        as_double = lets.let(when(text.rlike(types.DECIMAL), text.try_cast("double")))
-        integral = (as_double == call("floor", as_double)) & (call("abs", as_double) < lit(types.LONG_LIMIT))
-        return when(integer, text.try_cast("bigint")).otherwise(
-            when(integral, as_double.cast("bigint"))
-        )
-    if kind == "double":
-        as_double = lets.let(when(text.rlike(types.DECIMAL), text.try_cast("double")))
-        return when(~call("isnan", as_double) & (call("abs", as_double) != lit(float("inf"))), as_double)
-    if kind == "boolean":
-        lower = call("lower", text)
-        return when(lower.isin(list(types.TRUE_WORDS)), lit(True)).when(
-            lower.isin(list(types.FALSE_WORDS)), lit(False)
-        )
-    raise IngestInputError(f"attribute {name!r}: unknown type {kind!r} (long, double, string, boolean)")
-
-
-def spark_time(raw: Sql, name: str, unit: str | None, lets: Lets) -> tuple[Sql, Sql]:
-    """(timestamp, reason) of a raw text time column by ``trendlake.schemas.types``' rules:
-    the timestamp is NULL where the value is missing or does not fit, and the reason says
-    why a present value is out of range (NULL for unparseable text and good values).
-
-    ``raw`` and both results are ``Sql`` expressions (``.column()`` makes them Columns)
-    over ``lets.apply(df)``.
-    """
-    from trendlake.schemas import types
+    """Raw text rows -> typed columns ``_v_<attr>``, ``_ts`` and ``_reason`` by the Spark half of the
+    typing rules (``schemas.typing.spark.validate``); a schema it cannot build rules for (an unknown
+    time unit, a name Spark SQL text cannot hold) is a bad stream schema."""
+    from trendlake.schemas.typing import spark
 
     try:
-        unit = types.check_time_unit(unit)
-    except types.TypingError as err:
+        return spark.validate(raw, stream_schema)
+    except (TypingError, NotWritable) as err:
         raise IngestInputError(f"stream schema: {err}") from None
-    factor = types.TIME_UNITS[unit]
-    t = lets.let(_trimmed(raw))
-    # epoch numbers in the declared unit
-    decimal = lets.let(t.rlike(types.DECIMAL))
-    number = lets.let(when(decimal, t.try_cast("double")))
-    finite = lets.let(number.isNotNull() & ~call("isnan", number) & (call("abs", number) != lit(float("inf"))))
-    scaled = lets.let(number * lit(float(factor)))
-    inside = lets.let(finite & (scaled >= lit(float(types.MIN_US))) & (scaled < lit(float(types.MAX_US))))
-    exact = t.rlike(types.INTEGER) & (call("abs", number) < lit(float(2**62)))
-    from_number = when(inside, when(exact, t.try_cast("bigint") * lit(factor)).otherwise(
-        call("round", scaled).cast("bigint")))
-    year = call("floor", scaled / lit(1_000_000.0) / lit(types.SECONDS_PER_YEAR) + lit(1970.0)).cast("string")
-    hint = lit(f", outside {types.MIN_YEAR}..{types.MAX_YEAR}")
-    for other, f in reversed([*types.TIME_UNITS.items(), ("nanoseconds", 0.001)]):
-        if other == unit:
-            continue
-        text = ("looks like epoch nanoseconds; convert to microseconds" if other == "nanoseconds"
-                else f'looks like epoch {other}; declare "time_unit": "{other}"')
-        plausible = (number * lit(float(f)) >= lit(float(types.MIN_US))) & (
-            number * lit(float(f)) < lit(float(types.MAX_US)))
-        hint = when(plausible, lit(f": {text}")).otherwise(hint)
-    years = scaled / lit(1_000_000.0) / lit(types.SECONDS_PER_YEAR) + lit(1970.0)
-    far_head, far_tail = types.far_number_reason(name, "\0").split("\0")
-    far = call("concat", lit(far_head), t, lit(far_tail))
-    number_problem = when(finite & ~inside, when(call("abs", years) < lit(types.FAR_YEARS), call(
-        "concat", lit(f"{name} "), t, lit(" is year "), year, lit(f" as {unit}"), hint)).otherwise(far))
-    # ISO-8601, rebuilt in one canonical form Spark's cast reads
-    iso = lets.let(~decimal & t.rlike(types.ISO_TIME))
-    groups = {i: lets.let(when(iso, call("regexp_extract", t, types.ISO_TIME, i))) for i in range(1, 9)}
-
-    def group(i: int) -> Sql:
-        return groups[i]
-
-    seconds = when(group(6) == lit(""), lit("00")).otherwise(group(6))
-    fraction = call("substring", call("concat", group(7), lit("000000")), 1, 6)
-    zone = when((group(8) == lit("")) | (call("upper", group(8)) == lit("Z")), lit("+00:00")).otherwise(group(8))
-    hour = when(group(4) == lit(""), lit("00")).otherwise(group(4))
-    minute = when(group(5) == lit(""), lit("00")).otherwise(group(5))
-    canonical = call("concat", group(1), lit("-"), group(2), lit("-"), group(3), lit("T"), hour, lit(":"),
-                     minute, lit(":"), seconds, lit("."), fraction, zone)
-    parsed = lets.let(when(iso, canonical.try_cast("timestamp")))
-    micros = lets.let(call("unix_micros", parsed))
-    iso_inside = lets.let((micros >= lit(types.MIN_US)) & (micros < lit(types.MAX_US)))
-    iso_problem = when(parsed.isNotNull() & ~iso_inside, call(
-        "concat", lit(f"{name} '"), t, lit("' is year "), call("year", parsed).cast("string"),
-        lit(f", outside {types.MIN_YEAR}..{types.MAX_YEAR}")))
-    us = call("coalesce", from_number, when(iso_inside, micros))
-    return call("timestamp_micros", us), call("coalesce", number_problem, iso_problem)
 
 
 # ---------------------------------------------------------------------- the job
@@ -1013,9 +811,7 @@ def precheck(path: Path, scanned: Scanned, stream_schema: dict[str, Any] | None 
         if long_lines and long_lines[0][0] == 1:
             raise FileRefused(f"CSV header line is {long_lines[0][2]} bytes, over the {LINE_LIMIT}-byte line limit")
         csv_header_ok(path)
-        from trendlake.schemas import types
-
-        problem = types.csv_token_problem(path)
+        problem = rawfiles.csv_token_problem(path)
         if problem is not None:
             # the rows after a stray quote cannot be told apart: nothing of the file is read
             raise FileRefused(problem)
@@ -1023,21 +819,19 @@ def precheck(path: Path, scanned: Scanned, stream_schema: dict[str, Any] | None 
 
 def parquet_types_ok(path: Path, schema: Any, stream_schema: dict[str, Any]) -> None:
     """Refuse a Parquet file whose type, time or attribute column is of an Arrow type the typing
-    rules do not read (``types.arrow_type_problem``; ``eval`` refuses it alike), naming the
+    rules do not read (``arrow.arrow_type_problem``; ``eval`` refuses it alike), naming the
     first row holding a value."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from trendlake.schemas import types
-
     roles = {stream_schema["type_column"]: "attribute", stream_schema["time_column"]: "time",
              **{name: "attribute" for name in stream_schema["attributes"]}}
     for field_ in schema:
         role = roles.get(field_.name)
-        problem = None if role is None else types.arrow_type_problem(field_.type, role)
+        problem = None if role is None else arrow.arrow_type_problem(field_.type, role)
         if problem is not None:
             column = pq.read_table(path, columns=[field_.name]).column(0)
-            hits = np.flatnonzero(types._np_bool(column.is_valid()))
+            hits = np.flatnonzero(arrow.np_bool(column.is_valid()))
             row = f"row {int(hits[0]) + 1}: " if len(hits) else ""
             raise FileRefused(f"{row}column '{field_.name}': {problem}")
     # Parquet text is not checked on reading (Spark would store the bytes as they are)
@@ -1045,7 +839,7 @@ def parquet_types_ok(path: Path, schema: Any, stream_schema: dict[str, Any]) -> 
         pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_dictionary(f.type))]
     table = pq.read_table(path, columns=texts) if texts else None
     for name in texts:
-        bad = types.invalid_utf8(table.column(name))
+        bad = arrow.invalid_utf8(table.column(name))
         if bad is not None:
             raise FileRefused(f"row {bad[0] + 1}: column '{name}': not UTF-8 text (byte 0x{bad[1]:02x})")
 
@@ -1067,7 +861,7 @@ def _prepare(item: _Todo, work: Path) -> tuple[Path, str | None]:
 def _long_line_rows(spark: Any, item: _Todo, raw: Any, stream_schema: dict[str, Any]) -> Any:
     """Quarantine-bound raw rows (``_malformed`` set) for the over-long lines of a text file."""
     rows = []
-    columns = quarantine_columns(stream_schema)
+    columns = raw_columns(stream_schema)
     with open(item.path, "rb") as fh:
         for line, offset, length in item.scanned.long_lines:
             fh.seek(offset)
@@ -1198,7 +992,7 @@ def _ingest_prepared(
             F.col("_reason").alias("reason"), "source_file", F.col("_line").alias("source_line"),
             "source_checksum", F.lit(ingested_at).alias("ingested_at"),
             F.col("_raw").alias("raw"),
-            F.to_json(F.struct(*[F.col(f"`{c}`") for c in quarantine_columns(stream_schema)])).alias("fields"),
+            F.to_json(F.struct(*[F.col(f"`{c}`") for c in raw_columns(stream_schema)])).alias("fields"),
         )
         for table, frame, partition_by in ((bronze_t, bronze, ["event_date"]), (quarantine_t, quarantine, None)):
             if not replaced:

@@ -154,10 +154,10 @@ def test_files_spark_cannot_read_are_refused_with_the_reason(tmp_path: Path) -> 
 
 
 def test_lets_put_each_value_in_the_first_layer_after_the_values_it_reads() -> None:
-    from trendlake.jobs import ingest
-    from trendlake.jobs.sqlexpr import call, col, lit
+    from trendlake.schemas.typing.spark import Lets
+    from trendlake.schemas.typing.sqlexpr import call, col, lit
 
-    lets = ingest.Lets(["ts", "_let0", "_line"])  # an input column already starts with _let
+    lets = Lets(["ts", "_let0", "_line"])  # an input column already starts with _let
     assert lets.prefix == "__let"
     text = lets.let(call("trim", col("ts")))
     number = lets.let(text.try_cast("double"))
