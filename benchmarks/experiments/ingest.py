@@ -17,8 +17,8 @@ switches ``LAYERED`` and ``SPLIT_CSV``), with that switch off:
 The older file runs against this tree's other modules (``gitrev.module_at``), given
 the two lake verbs it called before ``Lake.write`` took a typed mode and the two modules
 it imported before the typing rules became the package ``schemas/typing/`` (``_Older``),
-so the ratio holds the two ways of that comparison and whatever else changed in
-``jobs/ingest.py`` since ``--rev``; when the older file no longer runs against
+so the ratio holds the two ways of that comparison and whatever else changed in ingest
+(``jobs/ingest.py``, the package ``jobs/ingest/`` since) since ``--rev``; when the older file no longer runs against
 them, the experiment stops with the error and a nearer ``--rev`` is needed.
 
 One interpreter, one SparkSession (``local[2]``), the same landing file:
@@ -195,6 +195,7 @@ def add_options(p: Any) -> None:
 
 def run(ctx: Context) -> dict[str, Any]:
     from trendlake.jobs import ingest as shipped
+    from trendlake.jobs.ingest.landing import scan_file
     from trendlake.jobs.spark import get_spark
     from trendlake.schemas import load_stream_schema
 
@@ -208,7 +209,7 @@ def run(ctx: Context) -> dict[str, Any]:
     write_landing(landing, events, ctx.seed)
     stream = load_stream_schema("rides")
     spark = get_spark("local[2]", app_name="trendlake-ingest-bench")
-    splittable = shipped.scan_file(landing / "rides.csv").splittable  # else both ways read the file whole
+    splittable = scan_file(landing / "rides.csv").splittable  # else both ways read the file whole
     times: dict[str, list[float]] = {m: [] for m in modes}
     rows = bad = None
     disagreements = []

@@ -83,7 +83,7 @@ def build_bronze(lake_root: Path, events: int, seed: int) -> dict[str, Any]:
     import pyarrow as pa
     from deltalake import write_deltalake
     from trendlake.datagen.streams import generate
-    from trendlake.jobs.ingest import as_bronze, bronze_schema
+    from trendlake.jobs.ingest.tables import as_bronze, bronze_schema
     from trendlake.jobs.lake import Lake
     from trendlake.schemas import load_stream_schema
 

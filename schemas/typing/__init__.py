@@ -1,6 +1,6 @@
 """How raw event values become typed values: the one set of typing rules, in two halves.
 
-Ingest (Spark, ``jobs/ingest.py``) and ``trendlake eval`` (Arrow, ``engine/files.py``) both
+Ingest (Spark, ``jobs/ingest/``) and ``trendlake eval`` (Arrow, ``engine/files.py``) both
 read raw values as *text* and type them by these rules. Like ``engine/expr`` (one
 semantics, two evaluators), the package holds the rules once and one implementation per
 engine:
@@ -18,7 +18,7 @@ engine:
   does not tokenize, bytes that are not UTF-8).
 
 Layering: ``schemas/`` imports nothing of ``jobs/`` or ``engine/``; the engine imports
-``rules``, ``arrow`` and ``rawfiles``, never ``spark`` or ``sqlexpr``; ``jobs/ingest.py``
+``rules``, ``arrow`` and ``rawfiles``, never ``spark`` or ``sqlexpr``; ``jobs/ingest/``
 imports all of them. Each name has one home: import it from its module (the package
 re-exports nothing). ``tests/unit/schemas/test_types.py`` checks the Arrow half and
 ``tests/integration/spark/test_typing_agreement.py`` both halves on one table of tricky

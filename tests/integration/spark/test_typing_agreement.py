@@ -10,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 from trendlake.jobs import lake as lakelib
-from trendlake.jobs.ingest import LINE_LIMIT, ingest
+from trendlake.jobs.ingest import ingest
+from trendlake.jobs.ingest.landing import LINE_LIMIT
 from trendlake.schemas.typing import arrow, rules
 from trendlake.schemas.typing.spark import Lets, cast_column, parse_time
 from trendlake.schemas.typing.sqlexpr import col
