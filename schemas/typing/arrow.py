@@ -391,15 +391,17 @@ def _timestamp_times(arr: Any, name: str) -> Typed:
     return _timed(us, ok, valid, reasons, name, arr)
 
 
+def _no_times(n: int) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+    """The µs of ``n`` rows, which are good, and the reasons of the bad ones: none yet."""
+    return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool), {}
+
+
 def _number_times(arr: Any, unit: str, name: str) -> Typed:
     """An Arrow integer or float column of epoch numbers in ``unit``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    n = len(arr)
-    us = np.zeros(n, dtype=np.int64)
-    ok = np.zeros(n, dtype=bool)
-    reasons: dict[int, str] = {}
+    us, ok, reasons = _no_times(len(arr))
     present = np_bool(arr.is_valid())
     if pa.types.is_floating(arr.type):
         values = np.asarray(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
@@ -418,9 +420,7 @@ def _text_times(text: Any, unit: str, name: str) -> Typed:
     import pyarrow.compute as pc
 
     n = len(text)
-    us = np.zeros(n, dtype=np.int64)
-    ok = np.zeros(n, dtype=bool)
-    reasons: dict[int, str] = {}
+    us, ok, reasons = _no_times(n)
     trimmed = pc.ascii_trim_whitespace(text)
     present = np_bool(pc.not_equal(trimmed, ""))
     decimal = present & np_bool(pc.match_substring_regex(trimmed, DECIMAL))
