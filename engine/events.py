@@ -2,7 +2,7 @@
 
 An ``Event`` (``engine.columns``) has a type, a UTC timestamp in microseconds,
 an ingestion sequence number and an attribute dict. Files are read by
-``engine.files`` (typed by ``trendlake.schemas.types``, the rules ingest
+``engine.files`` (typed by ``trendlake.schemas.typing``, the rules ingest
 follows) and turned into events here for the row-based strategies and tests.
 """
 
@@ -19,16 +19,13 @@ from trendlake.engine.columns import (
     events_from_rows,
 )
 from trendlake.engine.errors import EventFileError
-from trendlake.engine.timeline import format_ts, parse_ts
 
 __all__ = [
     "RESERVED",
     "Event",
     "EventFileError",
     "events_from_arrow",
-    "format_ts",
     "make_events",
-    "parse_ts",
     "partition",
     "read_events",
 ]

@@ -4,7 +4,7 @@
 pyarrow reads the file (CSV as RFC 4180 — quoted fields may hold the
 delimiter, doubled quotes and line breaks; a UTF-8 byte order mark is
 skipped), and every column is typed by the typing rules ingest uses
-(``trendlake.schemas.types``):
+(``trendlake.schemas.typing``):
 
 - with a stream schema, its ``type_column``/``time_column`` are read as the
   event type and time (in the schema's ``time_unit``), each declared attribute
@@ -32,10 +32,10 @@ and the attribute columns, in file order: what
 ``engine.evaluate`` takes. A value that does not fit is
 an ``EventFileError`` naming the file, the line (row for Parquet) and the
 column; no row becomes a Python object on the way. So are a CSV file that
-does not tokenize cleanly (``types.csv_token_problem``: a stray quote), bytes
+does not tokenize cleanly (``rawfiles.csv_token_problem``: a stray quote), bytes
 that are not UTF-8, an integer beyond 64 bits (never read as a double without
 a stream schema saying ``double``) and a column of an Arrow type the rules do
-not read (``types.arrow_type_problem``: binary, nested, times as attributes).
+not read (``arrow.arrow_type_problem``: binary, nested, times as attributes).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 from trendlake.engine.columns import RESERVED
 from trendlake.engine.errors import EventFileError
-from trendlake.schemas import types
+from trendlake.schemas.typing import arrow, rawfiles, rules
 
 FORMATS = {".csv": "csv", ".txt": "csv", ".jsonl": "json", ".json": "json", ".ndjson": "json", ".parquet": "parquet"}
 CSV_BLOCK_SIZE = 16 << 20  # a CSV record (one event) may be up to this long
@@ -106,7 +106,7 @@ def _read_csv(path: Path, infer: bool = False, keep: set[str] | None = None) -> 
     ``_read_csv_inferred``). Every field of every record is still parsed: a record with
     another number of fields is an error whatever columns are kept."""
     header = _csv_header(path)
-    problem = types.csv_token_problem(path)
+    problem = rawfiles.csv_token_problem(path)
     if problem is not None:
         raise EventFileError(f"{path}: {problem}")
     names = [name for name in header if keep is None or name in keep]
@@ -269,7 +269,7 @@ def _read_csv_columns(path: Path, header: list[str], want: dict[str, str], quote
 
 def _not_utf8(path: Path) -> None:
     """Raise the error naming the line and column of the file's first bytes that are not UTF-8."""
-    found = types.utf8_problems(path)
+    found = rawfiles.utf8_problems(path)
     if found:
         line, reason = next(iter(found.items()))
         raise EventFileError(f"{path}: line {line}: {reason}")
@@ -317,7 +317,7 @@ def csv_header_line(path: Path, error: type[Exception] = EventFileError) -> list
     if not header:
         raise error(f"{path}: empty CSV file (a header line is required)")
     for name in header:
-        byte = types.first_undecodable_byte(name)
+        byte = rawfiles.first_undecodable_byte(name)
         if byte is not None:
             raise error(f"{path}: line 1: not UTF-8 text (byte 0x{byte:02x})")
     return header
@@ -361,7 +361,7 @@ def _json_utf8(path: Path) -> None:
                 decoder.decode(chunk)
             decoder.decode(b"", final=True)
     except UnicodeDecodeError:
-        bad = types.json_utf8_problems(path)
+        bad = rawfiles.json_utf8_problems(path)
         line, reason = next(iter(bad.items())) if bad else (0, "not UTF-8 text")
         raise EventFileError(f"{path}: line {line}: {reason}") from None
 
@@ -421,7 +421,7 @@ def _read_json_as_text(path: Path) -> Any:
                 elif isinstance(value, str):
                     col.append(value)
                 elif isinstance(value, float):
-                    col.append(types.java_double_text(value))  # as Spark shows a JSON number
+                    col.append(arrow.java_double_text(value))  # as Spark shows a JSON number
                 else:
                     col.append(json.dumps(value, separators=(",", ":")))
             count += 1
@@ -508,7 +508,7 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
 
     type_col = schema.get("type_column", "type") if schema else "type"
     time_col = schema.get("time_column", "ts") if schema else "ts"
-    unit = types.check_time_unit(schema.get("time_unit") if schema else None)
+    unit = rules.check_time_unit(schema.get("time_unit") if schema else None)
     path = getattr(where, "path", "<events>")
     missing = [c for c in (type_col, time_col) if c not in raw.column_names]
     if missing:
@@ -519,25 +519,25 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
     _refuse_unsupported(raw, type_col, where)
     etype = _dictionary_types(raw.column(type_col)) if schema is None else None
     if etype is None:
-        etype = types.as_text(raw.column(type_col))
+        etype = arrow.as_text(raw.column(type_col))
         if not pa.types.is_string(etype.type):
             etype = etype.cast(pa.string())
-    empty = ~types._np_bool(etype.is_valid())
+    empty = ~arrow.np_bool(etype.is_valid())
     if empty.any():
         raise EventFileError(f"{where(int(np.flatnonzero(empty)[0]))}: column '{type_col}': empty event type")
 
     _refuse_unsupported(raw, time_col, where, role="time")
-    ts = types.parse_time(raw.column(time_col), unit, time_col)
+    ts = arrow.parse_time(raw.column(time_col), unit, time_col)
     _raise_bad(ts, where, time_col)
     if ts.values.null_count:
-        first = int(np.flatnonzero(~types._np_bool(ts.values.is_valid()))[0])
+        first = int(np.flatnonzero(~arrow.np_bool(ts.values.is_valid()))[0])
         raise EventFileError(f"{where(first)}: column '{time_col}': missing timestamp")
 
     columns: dict[str, Any] = {"type": etype, "ts": ts.values}
     del ts  # its reasons hold the raw text
     raw = raw.drop_columns([time_col])
     if "seq" in raw.column_names and schema is None:
-        seq = types.cast_column(raw.column("seq"), "long", "seq")
+        seq = arrow.cast_column(raw.column("seq"), "long", "seq")
         _raise_bad(seq, where, "seq")
         if seq.values.null_count == 0:
             columns["seq"] = seq.values
@@ -546,10 +546,10 @@ def _typed(raw: Any, schema: dict[str, Any] | None, where: Callable[[int], str])
             if name not in raw.column_names:
                 continue
             _refuse_unsupported(raw, name, where)
-            col = types.cast_column(raw.column(name), spec["type"], name)
+            col = arrow.cast_column(raw.column(name), spec["type"], name)
             carried = spec.get("types", "*")
             if carried != "*":
-                carries = types._np_bool(pc.is_in(etype, pa.array(list(carried), pa.string())))
+                carries = arrow.np_bool(pc.is_in(etype, pa.array(list(carried), pa.string())))
                 col.bad &= carries
                 values = pc.if_else(pa.array(carries), col.values, pa.scalar(None, col.values.type))
             else:
@@ -592,23 +592,23 @@ def _dictionary_types(col: Any) -> Any | None:
     return col
 
 
-def _raise_bad(typed: types.Typed, where: Callable[[int], str], column: str) -> None:
+def _raise_bad(typed: arrow.Typed, where: Callable[[int], str], column: str) -> None:
     first = typed.first_bad()
     if first is not None:
         raise EventFileError(f"{where(first)}: column '{column}': {typed.reason_of(first)}")
 
 
 def _refuse_unsupported(raw: Any, name: str, where: Callable[[int], str], role: str = "attribute") -> None:
-    """Refuse a column of an Arrow type the typing rules do not read (``types.arrow_type_problem``),
+    """Refuse a column of an Arrow type the typing rules do not read (``arrow.arrow_type_problem``),
     naming the first row that holds a value (the file alone when none does)."""
     col = raw.column(name)
-    problem = types.arrow_type_problem(col.type, role)
+    problem = arrow.arrow_type_problem(col.type, role)
     if problem is not None:
-        hits = np.flatnonzero(types._np_bool(col.is_valid()))
+        hits = np.flatnonzero(arrow.np_bool(col.is_valid()))
         at = where(int(hits[0])) if len(hits) else str(getattr(where, "path", "<events>"))
         raise EventFileError(f"{at}: column '{name}': {problem}")
     if isinstance(where, _ParquetRows):  # CSV and JSON text is checked as it is read
-        bad = types.invalid_utf8(col)
+        bad = arrow.invalid_utf8(col)
         if bad is not None:
             raise EventFileError(f"{where(bad[0])}: column '{name}': not UTF-8 text (byte 0x{bad[1]:02x})")
 
@@ -620,12 +620,12 @@ def _inferred(col: Any, name: str, where: Callable[[int], str]) -> Any:
 
     if pa.types.is_int64(col.type):
         return col  # as it is, chunks and all: an int64 column already is what the rules give
-    col = types._combined(col)
+    col = arrow.combined(col)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     kind = col.type
     if pa.types.is_integer(kind):
-        typed = types.cast_column(col, "long", name)
+        typed = arrow.cast_column(col, "long", name)
         _raise_bad(typed, where, name)  # uint64 beyond 2**63 - 1
         return typed.values
     if pa.types.is_floating(kind):
@@ -633,24 +633,24 @@ def _inferred(col: Any, name: str, where: Callable[[int], str]) -> Any:
     if pa.types.is_boolean(kind) or pa.types.is_null(kind):
         return col
     # text, and decimals as their exact decimal text: the rules read both alike
-    text = types.as_text(col)
-    typed = types.cast_column(text, "long", name)
+    text = arrow.as_text(col)
+    typed = arrow.cast_column(text, "long", name)
     if not typed.bad.any():
         return typed.values
     # an integer beyond 64 bits is no long, and as a double it would lose digits unseen
-    beyond = typed.bad & types._np_bool(pc.match_substring_regex(pc.ascii_trim_whitespace(text), types.INTEGER))
+    beyond = typed.bad & arrow.np_bool(pc.match_substring_regex(pc.ascii_trim_whitespace(text), rules.INTEGER))
     if beyond.any():
         first = int(np.flatnonzero(beyond)[0])
         raise EventFileError(
             f"{where(first)}: column '{name}': integer {text[first].as_py().strip()} is beyond 64 bits "
             f"(-2**63..2**63-1): declare the column in a stream schema (--stream; as a double it is read rounded)"
         )
-    typed = types.cast_column(text, "double", name)
+    typed = arrow.cast_column(text, "double", name)
     if not typed.bad.any():
         return typed.values
     # numbers and text in one column: a comparison with a number would silently be false
     # for every value, so say so instead of guessing
-    present = types._np_bool(text.is_valid())
+    present = arrow.np_bool(text.is_valid())
     numbers = present & ~typed.bad
     if numbers.any():
         first_text = int(np.flatnonzero(typed.bad)[0])

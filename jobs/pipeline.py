@@ -174,7 +174,7 @@ def validate_current_plan(settings: Settings | None = None) -> str:
 
 def replay_interval(context: Any) -> tuple[datetime, datetime]:
     """The interval a replay run covers: ``conf["from"]``/``conf["to"]`` if given, else its data interval."""
-    from trendlake.engine.events import parse_ts
+    from trendlake.engine.timeline import parse_ts
     from trendlake.jobs.times import utc
 
     conf = run_conf(context)

@@ -422,7 +422,7 @@ def _ts_micros(table: Any) -> Any:
         return pc.cast(col, pa.timestamp("us", tz="UTC")).cast(pa.int64()).to_numpy(zero_copy_only=False)
     if pa.types.is_integer(col.type):
         return col.cast(pa.int64()).to_numpy(zero_copy_only=False)
-    from trendlake.engine.events import parse_ts
+    from trendlake.engine.timeline import parse_ts
 
     return np.array([parse_ts(v) for v in col.to_pylist()], dtype=np.int64)
 
@@ -823,7 +823,7 @@ class _ConjunctMasks:
 def _iso(value: Any) -> str | None:
     if value is None:
         return None
-    from trendlake.engine.events import format_ts, parse_ts
+    from trendlake.engine.timeline import format_ts, parse_ts
 
     return format_ts(parse_ts(value))
 

@@ -1,4 +1,4 @@
-"""Tricky raw values for the typing rules (``trendlake.schemas.types``), shared by the unit
+"""Tricky raw values for the typing rules (``trendlake.schemas.typing``), shared by the unit
 tests (Arrow) and the Spark agreement test (ingest's expressions): both must type each the same."""
 
 from __future__ import annotations

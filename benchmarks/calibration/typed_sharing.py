@@ -123,6 +123,51 @@ def cli(argv: list[str]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
 
 
+def recorded_calls(owner: Any, attr: str, plan: Any, table: pa.Table) -> list[tuple[Any, ...]]:
+    """The arguments of every ``run`` call ``engine.evaluate(plan, table)`` makes on the
+    compiled module ``owner.<attr>`` (replaced by a recorder for that run)."""
+    real = getattr(owner, attr)
+    calls: list[tuple[Any, ...]] = []
+
+    class Recording:
+        def run(self, *a: Any) -> Any:
+            calls.append(a)
+            return real.run(*a)
+
+    setattr(owner, attr, Recording())
+    try:
+        engine.evaluate(plan, table)
+    finally:
+        setattr(owner, attr, real)
+    return calls
+
+
+def replay_time(calls: list[tuple[Any, ...]], fn: Callable[..., Any], repeat: int) -> float:
+    """The best of ``repeat`` runs of ``fn`` over every recorded call, in seconds."""
+    best_s = float("inf")
+    for _ in range(max(1, repeat)):
+        started = time.perf_counter()
+        for a in calls:
+            fn(*a)
+        best_s = min(best_s, time.perf_counter() - started)
+    return best_s
+
+
+def cogra_steps(calls: list[tuple[Any, ...]]) -> int:
+    """The steps COGRA's kernel made in ``calls``: a run of one variable's events in one
+    partition applied to each open window."""
+    steps = 0
+    for ts, idx, masks, starts, _nv, _rank, _sl, _st, _pr, _ow, _en, within, slide in calls:
+        rows = np.arange(len(ts)) if idx is None else np.asarray(idx)
+        code = np.full(len(rows), -1)
+        for v, m in enumerate(masks):
+            code[np.asarray(m)[rows]] = v
+        part = np.searchsorted(np.asarray(starts), rows, side="right") if starts is not None else np.zeros(len(rows))
+        runs = 1 + int(np.count_nonzero((code[1:] != code[:-1]) | (part[1:] != part[:-1]))) if len(rows) else 0
+        steps += runs * (-(-within // slide))  # each step goes to every open window
+    return steps
+
+
 def calibrate(alone: Any, shared: Any, table: pa.Table, repeat: int) -> dict[str, Any]:
     """The kernels' costs per operation, measured on this data: COGRA's compiled kernel per
     step (a run of one variable's events applied to one open window) over the queries run
@@ -133,63 +178,21 @@ def calibrate(alone: Any, shared: Any, table: pa.Table, repeat: int) -> dict[str
     from trendlake.engine.shared.kleene import compiled
     from trendlake.engine.strategies.cogra import kernel
 
-    cogra_calls: list[tuple[Any, ...]] = []
-    real_steps = kernel._steps
-
-    class Recording:
-        def run(self, *a: Any) -> Any:
-            cogra_calls.append(a)
-            return real_steps.run(*a)
-
-    kernel._steps = Recording()
-    try:
-        engine.evaluate(alone, table)
-    finally:
-        kernel._steps = real_steps
-    cogra_steps = 0
-    for ts, idx, masks, starts, _nv, _rank, _sl, _st, _pr, _ow, _en, within, slide in cogra_calls:
-        rows = np.arange(len(ts)) if idx is None else np.asarray(idx)
-        code = np.full(len(rows), -1)
-        for v, m in enumerate(masks):
-            code[np.asarray(m)[rows]] = v
-        part = np.searchsorted(np.asarray(starts), rows, side="right") if starts is not None else np.zeros(len(rows))
-        runs = 1 + int(np.count_nonzero((code[1:] != code[:-1]) | (part[1:] != part[:-1]))) if len(rows) else 0
-        cogra_steps += runs * (-(-within // slide))  # each step goes to every open window
-
-    def kernel_time(calls: list[tuple[Any, ...]], fn: Callable[..., Any]) -> float:
-        best_s = float("inf")
-        for _ in range(max(1, repeat)):
-            started = time.perf_counter()
-            for a in calls:
-                fn(*a)
-            best_s = min(best_s, time.perf_counter() - started)
-        return best_s
-
-    cogra_s = kernel_time(cogra_calls, real_steps.run)
-    shared_calls: list[tuple[Any, ...]] = []
-    real_typed = compiled._typed
-
-    class RecordingShared:
-        def run(self, *a: Any) -> Any:
-            shared_calls.append(a)
-            return real_typed.run(*a)
-
-    compiled._typed = RecordingShared()
-    try:
-        engine.evaluate(shared, table)
-    finally:
-        compiled._typed = real_typed
-    counters = [real_typed.run(*a)[4] for a in shared_calls]
+    cogra_calls = recorded_calls(kernel, "_steps", alone, table)
+    cogra_s = replay_time(cogra_calls, kernel._steps.run, repeat)
+    shared_calls = recorded_calls(compiled, "_typed", shared, table)
+    counters = [compiled._typed.run(*a)[4] for a in shared_calls]
     updates = sum(c[6] for c in counters)
     steps = sum(c[7] for c in counters)
-    full_s = kernel_time(shared_calls, real_typed.run)
+    full_s = replay_time(shared_calls, compiled._typed.run, repeat)
     k_only = [(*a[:5], (), (), *a[7:]) for a in shared_calls]  # no own events: the coefficients alone
-    k_s = kernel_time(k_only, real_typed.run)
-    step_ns = 1e9 * cogra_s / max(cogra_steps, 1)
+    k_s = replay_time(k_only, compiled._typed.run, repeat)
+    n_steps = cogra_steps(cogra_calls)
+    step_ns = 1e9 * cogra_s / max(n_steps, 1)
     update_ns = 1e9 * k_s / max(updates, 1)
     own_ns = 1e9 * max(full_s - k_s, 0.0) / max(steps, 1)
     return {
-        "cogra_kernel_s": round(cogra_s, 4), "cogra_steps": cogra_steps, "cogra_step_ns": round(step_ns, 2),
+        "cogra_kernel_s": round(cogra_s, 4), "cogra_steps": n_steps, "cogra_step_ns": round(step_ns, 2),
         "shared_pass_s": round(full_s, 4), "shared_coefficients_only_s": round(k_s, 4),
         "coefficient_updates": updates, "own_steps": steps,
         "update_ns": round(update_ns, 2), "own_step_ns": round(own_ns, 2),

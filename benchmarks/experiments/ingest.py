@@ -7,7 +7,7 @@ switches ``LAYERED`` and ``SPLIT_CSV``), with that switch off:
 
 - ``rules`` (the default): ``layered``, what ships: the trimmed text, numbers,
   ISO-8601 groups and casts that several rules read are named columns computed
-  once per row (``jobs.ingest.Lets``); ``inline``: the same rules with every
+  once per row (``schemas.typing.spark.Lets``); ``inline``: the same rules with every
   intermediate value written out wherever it is read, which Spark evaluates at
   each place (``LAYERED = False`` at ``--rev``);
 - ``csv-read``: ``split``, what ships for a file with no record spanning lines:
@@ -15,9 +15,10 @@ switches ``LAYERED`` and ``SPLIT_CSV``), with that switch off:
   multi-line stream, one task for the file (``SPLIT_CSV = False`` at ``--rev``).
 
 The older file runs against this tree's other modules (``gitrev.module_at``), given
-the two lake verbs it called before ``Lake.write`` took a typed mode (``_Older``), so
-the ratio holds the two ways of that comparison and whatever else changed in
-``jobs/ingest.py`` since ``--rev``; when the older file no longer runs against
+the two lake verbs it called before ``Lake.write`` took a typed mode and the two modules
+it imported before the typing rules became the package ``schemas/typing/`` (``_Older``),
+so the ratio holds the two ways of that comparison and whatever else changed in ingest
+(``jobs/ingest.py``, the package ``jobs/ingest/`` since) since ``--rev``; when the older file no longer runs against
 them, the experiment stops with the error and a nearer ``--rev`` is needed.
 
 One interpreter, one SparkSession (``local[2]``), the same landing file:
@@ -39,6 +40,8 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +91,8 @@ def write_landing(folder: Path, events: int, seed: int = 1) -> Path:
 def older_ingest(rev: str, compare: str) -> Any:
     """``jobs/ingest.py`` at ``rev`` as a module, with the switch of ``compare`` off."""
     _, switch, _ = COMPARISONS[compare]
-    module = module_at(rev, "jobs/ingest.py", f"trendlake_ingest_at_{rev[:12]}")
+    with _modules_as_at_rev():
+        module = module_at(rev, "jobs/ingest.py", f"trendlake_ingest_at_{rev[:12]}")
     if not hasattr(module, switch):
         raise ValueError(f"jobs/ingest.py at {rev} has no switch {switch}: pick a --rev that has it "
                          f"(the default {OLD_REV[:12]} does)")
@@ -96,9 +100,38 @@ def older_ingest(rev: str, compare: str) -> Any:
     return _Older(module)
 
 
+@contextmanager
+def _modules_as_at_rev() -> Iterator[None]:
+    """The modules an older ``jobs/ingest.py`` imports under the names it imports them by:
+    ``jobs.sqlexpr`` (now ``schemas.typing.sqlexpr``) and ``schemas.types`` (now the rules,
+    the Arrow half and the raw-file checks of ``schemas.typing``, and the helpers it took
+    by their private names)."""
+    import sys
+    import types
+
+    from trendlake.schemas.typing import arrow, rawfiles, rules, sqlexpr
+
+    compat = types.ModuleType("trendlake.schemas.types")
+    for module in (rules, rawfiles, arrow):
+        compat.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+    compat._np_bool, compat._combined = arrow.np_bool, arrow.combined
+    aliases = {"trendlake.jobs.sqlexpr": sqlexpr, "trendlake.schemas.types": compat}
+    before = {name: sys.modules.get(name) for name in aliases}
+    sys.modules.update(aliases)
+    try:
+        yield
+    finally:
+        for name, module in before.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
 class _Older:
     """An older ``jobs/ingest.py`` run against this tree, given the lake verbs it called before
-    ``Lake.write`` took a typed mode (``write_arrow``, ``replace_rows``): the same writes."""
+    ``Lake.write`` took a typed mode (``write_arrow``, ``replace_rows``): the same writes; and
+    the modules it imports by their names then (``_modules_as_at_rev``)."""
 
     def __init__(self, module: Any) -> None:
         self.module = module
@@ -117,7 +150,8 @@ class _Older:
 
         lake.Lake = LakeAsAtRev
         try:
-            return self.module.ingest(*args, **kwargs)
+            with _modules_as_at_rev():
+                return self.module.ingest(*args, **kwargs)
         finally:
             lake.Lake = shipped
 
@@ -161,6 +195,7 @@ def add_options(p: Any) -> None:
 
 def run(ctx: Context) -> dict[str, Any]:
     from trendlake.jobs import ingest as shipped
+    from trendlake.jobs.ingest.landing import scan_file
     from trendlake.jobs.spark import get_spark
     from trendlake.schemas import load_stream_schema
 
@@ -174,7 +209,7 @@ def run(ctx: Context) -> dict[str, Any]:
     write_landing(landing, events, ctx.seed)
     stream = load_stream_schema("rides")
     spark = get_spark("local[2]", app_name="trendlake-ingest-bench")
-    splittable = shipped.scan_file(landing / "rides.csv").splittable  # else both ways read the file whole
+    splittable = scan_file(landing / "rides.csv").splittable  # else both ways read the file whole
     times: dict[str, list[float]] = {m: [] for m in modes}
     rows = bad = None
     disagreements = []

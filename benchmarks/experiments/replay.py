@@ -83,7 +83,7 @@ def build_bronze(lake_root: Path, events: int, seed: int) -> dict[str, Any]:
     import pyarrow as pa
     from deltalake import write_deltalake
     from trendlake.datagen.streams import generate
-    from trendlake.jobs.ingest import as_bronze, bronze_schema
+    from trendlake.jobs.ingest.tables import as_bronze, bronze_schema
     from trendlake.jobs.lake import Lake
     from trendlake.schemas import load_stream_schema
 
@@ -125,7 +125,7 @@ def write_workload(path: Path, seed: int) -> str:
 
 def replay_interval(facts: dict[str, Any], plan: Any) -> tuple[int, int]:
     """``(start, end]``: from the day's start to past the last window holding an event."""
-    from trendlake.engine.events import parse_ts
+    from trendlake.engine.timeline import parse_ts
 
     start = parse_ts(START)
     longest = max(q.within for q in plan.queries.values())
@@ -209,6 +209,7 @@ def run_baseline(spark: Any, lake_root: Path, plan_raw: dict[str, Any], start_us
 def check_agreement(lake_root: Path, plan_raw: dict[str, Any], start_us: int, end_us: int) -> list[dict[str, Any]]:
     """Replay's result tables vs ``engine.evaluate`` on the bronze events, windows ending in (start, end]."""
     from trendlake.engine.results import is_equal
+    from trendlake.engine.timeline import parse_ts
     from trendlake.jobs.lake import Lake
     from trendlake.jobs.replay import column_name
 
@@ -227,7 +228,7 @@ def check_agreement(lake_root: Path, plan_raw: dict[str, Any], start_us: int, en
         table = lake.read_arrow(f"results/{name}")
         got = {}
         for r in (table.to_pylist() if table is not None else []):
-            got[(tuple(r[g] for g in q["group_by"]), engine.events.parse_ts(r["window_start"]))] = r
+            got[(tuple(r[g] for g in q["group_by"]), parse_ts(r["window_start"]))] = r
         if len(got) != len(want[name]):
             problems.append({"query": name, "difference": f"{len(got)} rows replayed vs {len(want[name])} expected"})
             continue

@@ -396,6 +396,17 @@ def csv_block_bytes(chunk_rows: int) -> int:
     return max(1 << 16, chunk_rows * 64)
 
 
+def headerless_csv(names: list[str], events: Callable[[Chunk, dict[str, Any], Reasons], Events]) -> ChunkReader:
+    """The ``Adapter.read`` of a header-less CSV source whose columns are ``names``: blocks of
+    about ``chunk_rows`` rows, each made into events by ``events(chunk, opts, reasons)``."""
+
+    def read(src: Path, opts: dict[str, Any], report: AdaptReport, chunk_rows: int) -> Iterator[tuple[Chunk, MakeEvents]]:
+        for chunk in csv_chunks(src, report, names=names, block_bytes=csv_block_bytes(chunk_rows)):
+            yield chunk, lambda ch, r: events(ch, opts, r)
+
+    return read
+
+
 @dataclass(frozen=True)
 class Adapter:
     """One source format: the stream it feeds, where users get the files, its options.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,14 +9,11 @@ import pyarrow as pa
 from trendlake.datagen.adapters.base import (
     US,
     Adapter,
-    AdaptReport,
     Chunk,
     Events,
-    MakeEvents,
     Reasons,
     arrow_col,
-    csv_block_bytes,
-    csv_chunks,
+    headerless_csv,
     parse_float,
     parse_int,
 )
@@ -53,13 +48,7 @@ def _debs_events(chunk: Chunk, opts: dict[str, Any], reasons: Reasons) -> Events
     })
 
 
-def read(src: Path, opts: dict[str, Any], report: AdaptReport, chunk_rows: int) -> Iterator[tuple[Chunk, MakeEvents]]:
-    """Header-less CSV blocks of the seven DEBS columns."""
-    for chunk in csv_chunks(src, report, names=DEBS_COLUMNS, block_bytes=csv_block_bytes(chunk_rows)):
-        yield chunk, lambda ch, r: _debs_events(ch, opts, r)
-
-
 ADAPTER = Adapter(
     "debs2014", "smart_home", "DEBS 2014 grand challenge smart-plug CSV -> smart_home",
-    "https://debs.org/grand-challenges/2014/", (), read=read,
+    "https://debs.org/grand-challenges/2014/", (), read=headerless_csv(DEBS_COLUMNS, _debs_events),
 )

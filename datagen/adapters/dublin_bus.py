@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 from trendlake.datagen.adapters.base import (
     Adapter,
-    AdaptReport,
     Chunk,
     Events,
-    MakeEvents,
     Reasons,
     arrow_col,
-    csv_block_bytes,
-    csv_chunks,
+    headerless_csv,
     parse_float,
     parse_int,
     text_values,
@@ -60,14 +55,8 @@ def _dublin_events(chunk: Chunk, opts: dict[str, Any], reasons: Reasons) -> Even
     return Events(np.arange(n), pa.array(types, pa.string()), ts.values, attrs)
 
 
-def read(src: Path, opts: dict[str, Any], report: AdaptReport, chunk_rows: int) -> Iterator[tuple[Chunk, MakeEvents]]:
-    """Header-less CSV blocks of the fifteen Dublinked columns."""
-    for chunk in csv_chunks(src, report, names=DUBLIN_COLUMNS, block_bytes=csv_block_bytes(chunk_rows)):
-        yield chunk, lambda ch, r: _dublin_events(ch, opts, r)
-
-
 ADAPTER = Adapter(
     "dublin_bus", "bus", "Dublin bus GPS CSV (Dublinked 2012/2013) -> bus",
     "https://data.gov.ie/dataset/dublin-bus-gps-sample-data-from-dublin-city-council-insight-project",
-    (), read=read,
+    (), read=headerless_csv(DUBLIN_COLUMNS, _dublin_events),
 )

@@ -3,7 +3,7 @@
 Convention (docs/cli.md, "Where a sub-command lives"): sub-command ``NAME`` is the module
 ``jobs/cli/NAME.py`` holding ``add_parser(subparsers)`` (its options; ``set_defaults(func=run)``)
 and ``run(args) -> int`` (reads the options, calls a job, prints what the job returns). The
-work itself lives in the job modules (``jobs/ingest.py``, ``jobs/evaluate.py``, ...), which
+work itself lives in the job modules (``jobs/ingest/``, ``jobs/evaluate.py``, ...), which
 neither print errors nor choose exit codes: they raise. Modules are imported lazily so
 ``trendlake --help`` stays fast and a sub-command never pays for another's imports (Spark,
 Airflow).

@@ -273,7 +273,7 @@ def evaluate_query(q: Query, rows: list[dict[str, Any]], budget: int = 200_000) 
     """Result rows of one query: one per (group, window) with at least one trend.
 
     ``rows``: dicts with ``type``, ``ts`` (seconds: an integer, or a number rounded to
-    whole microseconds as the typing rules of ``trendlake.schemas.types`` round it) and attributes.
+    whole microseconds as the typing rules of ``trendlake.schemas.typing`` round it) and attributes.
     """
     keys = q.group_by + [a for a in q.equivalence if a not in q.group_by]
     parts: dict[tuple, list[Ev]] = {}

@@ -16,7 +16,8 @@ import random
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from trendlake.jobs.ingest import LINE_LIMIT, _prepare, _Todo, read_raw, scan_file
+from trendlake.jobs.ingest.landing import LINE_LIMIT, scan_file
+from trendlake.jobs.ingest.read import ToRead, prepare, read_raw
 from trendlake.schemas import load_stream_schema
 
 pytestmark = pytest.mark.spark
@@ -53,7 +54,7 @@ def check_both_ways(tmp_path, spark, data: bytes) -> None:
     path.write_bytes(data)
     scanned = scan_file(path)
     assert scanned.splittable
-    read_path, _ = _prepare(_Todo(path, scanned, None), tmp_path / "work")
+    read_path, _ = prepare(ToRead(path, scanned, None), tmp_path / "work")
     assert rows_of(spark, read_path, scanned, True) == rows_of(spark, read_path, scanned, False)
 
 

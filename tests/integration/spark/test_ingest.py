@@ -170,7 +170,7 @@ def test_staged_files_carry_their_statistics_and_the_next_seq_is_read_from_them(
     import pyarrow.parquet as pq
     from deltalake import Schema
     from deltalake.transaction import AddAction, create_table_with_add_actions
-    from trendlake.jobs.ingest import _next_seq
+    from trendlake.jobs.ingest.job import _next_seq
 
     lake = ingested["lake"]
     for table in ("bronze/rides", "quarantine/rides"):

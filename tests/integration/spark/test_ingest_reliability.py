@@ -18,7 +18,9 @@ from trendlake.engine.plan import content_hash
 from trendlake.jobs import lake as lakelib
 from trendlake.jobs.cli import main
 from trendlake.jobs.errors import JobError
-from trendlake.jobs.ingest import ALREADY_INGESTED, LINE_LIMIT, RAW_KEPT, IngestError, ingest
+from trendlake.jobs.ingest import ALREADY_INGESTED, IngestError, ingest
+from trendlake.jobs.ingest.landing import LINE_LIMIT
+from trendlake.jobs.ingest.read import RAW_KEPT
 from trendlake.jobs.optimize import current_plan
 from trendlake.jobs.replay import replay
 from trendlake.schemas import load_stream_schema

@@ -11,6 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from trendlake.engine.timeline import parse_ts
 from trendlake.jobs import lake as lakelib
 from trendlake.jobs.optimize import current_plan
 from trendlake.jobs.replay import ReplayError, column_name, replay
@@ -20,7 +21,7 @@ from trendlake import engine
 pytestmark = pytest.mark.spark
 
 FROM, TO = "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"
-FROM_US, TO_US = engine.events.parse_ts(FROM), engine.events.parse_ts(TO)
+FROM_US, TO_US = parse_ts(FROM), parse_ts(TO)
 
 
 def result_rows(lake: Path, query: str, version: int | None = None) -> list[dict]:
@@ -60,10 +61,10 @@ def test_replay_equals_eval_on_the_same_events(sample_lake) -> None:
         for q in plan["queries"]:
             name = q["name"]
             got = [r for r in result_rows(sample_lake.lake, name)
-                   if start_us < engine.events.parse_ts(r["window_end"]) <= end_us]
+                   if start_us < parse_ts(r["window_end"]) <= end_us]
             assert len(got) == len(want[name]) == report.rows_written[name], (name, start)
             index = {
-                (tuple(r[g] for g in q["group_by"]), engine.events.parse_ts(r["window_start"])): r for r in got
+                (tuple(r[g] for g in q["group_by"]), parse_ts(r["window_start"])): r for r in got
             }
             for w in want[name]:
                 key = (tuple(w[g] for g in q["group_by"]), w["window_start"])
@@ -92,10 +93,10 @@ def test_replaying_the_next_day_keeps_the_first(sample_lake) -> None:
     """The day-two replay of the sample lake left day one's windows as day one's replay wrote them."""
     q = "stuck_trips"
     day_one = result_rows(sample_lake.lake, q, version=sample_lake.day_one_versions[q])
-    assert day_one and all(engine.events.parse_ts(r["window_end"]) <= TO_US for r in day_one)
+    assert day_one and all(parse_ts(r["window_end"]) <= TO_US for r in day_one)
     rows = result_rows(sample_lake.lake, q)
-    ends = [engine.events.parse_ts(r["window_end"]) for r in rows]
-    assert [r for r in rows if engine.events.parse_ts(r["window_end"]) <= TO_US] == day_one
+    ends = [parse_ts(r["window_end"]) for r in rows]
+    assert [r for r in rows if parse_ts(r["window_end"]) <= TO_US] == day_one
     assert max(ends) > TO_US
 
 

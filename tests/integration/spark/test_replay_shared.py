@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+from trendlake.engine.timeline import parse_ts
 from trendlake.jobs.optimize import current_plan, optimize, workload_name
 from trendlake.jobs.replay import column_name, replay
 
@@ -92,9 +93,9 @@ def test_replay_of_a_shared_plan_equals_eval_of_each_query_alone(
     assert sum(len(v) for v in want.values()) > 10, "the sample must produce trends for the shared workload"
     for q in plan["queries"]:
         name = q["name"]
-        got = [r for r in result_rows(lake_copy, name) if FROM_US < engine.events.parse_ts(r["window_end"]) <= TO_US]
+        got = [r for r in result_rows(lake_copy, name) if FROM_US < parse_ts(r["window_end"]) <= TO_US]
         assert len(got) == len(want[name]) == report.rows_written[name], name
-        index = {(r["district"], engine.events.parse_ts(r["window_start"])): r for r in got}
+        index = {(r["district"], parse_ts(r["window_start"])): r for r in got}
         for w in want[name]:
             r = index[(w["district"], w["window_start"])]
             assert r["plan_id"] == plan["plan_id"]

@@ -1,10 +1,10 @@
-"""``jobs.sqlexpr`` writes the expressions PySpark's Column API would build: the same
+"""``schemas.typing.sqlexpr`` writes the expressions PySpark's Column API would build: the same
 values and types for tricky literals, and the same results for every operator."""
 
 from __future__ import annotations
 
 import pytest
-from trendlake.jobs.sqlexpr import NotWritable, call, col, lit, when
+from trendlake.schemas.typing.sqlexpr import NotWritable, call, col, lit, when
 
 pytestmark = pytest.mark.spark
 

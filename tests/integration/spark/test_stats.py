@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pyarrow as pa
 import pytest
 from trendlake.jobs import lake as lakelib
-from trendlake.jobs.ingest import as_bronze
+from trendlake.jobs.ingest.tables import as_bronze
 from trendlake.jobs.statistics import compute_stats
 from trendlake.jobs.stats import latest_statistics, read_runs, run_stats
 from trendlake.schemas import load_stream_schema

@@ -1,5 +1,5 @@
 """Ingest (Spark expressions) and eval (Arrow) type raw values by the same rules
-(``trendlake.schemas.types``): every tricky value gets the same value or the same refusal,
+(``trendlake.schemas.typing``): every tricky value gets the same value or the same refusal,
 and a CSV field with a quoted line break lands in bronze as one row holding the whole value."""
 
 from __future__ import annotations
@@ -10,9 +10,11 @@ from datetime import UTC, datetime, timedelta
 import pyarrow as pa
 import pytest
 from trendlake.jobs import lake as lakelib
-from trendlake.jobs.ingest import Lets, _cast, ingest, spark_time
-from trendlake.jobs.sqlexpr import col
-from trendlake.schemas import types
+from trendlake.jobs.ingest import ingest
+from trendlake.jobs.ingest.landing import LINE_LIMIT
+from trendlake.schemas.typing import arrow, rules
+from trendlake.schemas.typing.spark import Lets, cast_column, parse_time
+from trendlake.schemas.typing.sqlexpr import col
 
 from tests.typing_cases import ATTRIBUTE_VALUES, TIME_VALUES
 
@@ -20,12 +22,12 @@ pytestmark = pytest.mark.spark
 
 
 def _arrow_attribute(values: list[str], kind: str) -> list:
-    typed = types.cast_column(pa.array(values, pa.string()), kind, "a")
+    typed = arrow.cast_column(pa.array(values, pa.string()), kind, "a")
     return ["BAD" if typed.bad[i] else typed.values[i].as_py() for i in range(len(values))]
 
 
 def _arrow_time(values: list[str], unit: str) -> list:
-    typed = types.parse_time(pa.array(values, pa.string()), unit, "ts")
+    typed = arrow.parse_time(pa.array(values, pa.string()), unit, "ts")
     return [typed.reason_of(i) if typed.bad[i] else typed.values[i].as_py() for i in range(len(values))]
 
 
@@ -34,22 +36,22 @@ def test_attributes_typed_alike(spark) -> None:
 
     df = spark.createDataFrame([(i, v) for i, v in enumerate(ATTRIBUTE_VALUES)], "i int, a string")
     df = df.select("i", F.when(F.col("a") != "", F.col("a")).alias("a"))  # empty text is missing (validate)
-    for kind in types.KINDS:
+    for kind in rules.KINDS:
         lets = Lets(df.columns)
-        value = _cast("a", kind, lets)
+        value = cast_column("a", kind, lets)
         got = sorted(lets.apply(df).select("i", "a", value.column().alias("v")).collect())
         spark_side = ["BAD" if r["a"] is not None and r["v"] is None else r["v"] for r in got]
         assert spark_side == _arrow_attribute(ATTRIBUTE_VALUES, kind), kind
 
 
-@pytest.mark.parametrize("unit", sorted(types.TIME_UNITS))
+@pytest.mark.parametrize("unit", sorted(rules.TIME_UNITS))
 def test_times_typed_alike(spark, unit: str) -> None:
     from pyspark.sql import functions as F
 
     df = spark.createDataFrame([(i, v) for i, v in enumerate(TIME_VALUES)], "i int, ts string")
     df = df.select("i", F.when(F.col("ts") != "", F.col("ts")).alias("ts"))
     lets = Lets(df.columns)
-    ts, problem = spark_time(col("ts"), "ts", unit, lets)
+    ts, problem = parse_time(col("ts"), "ts", unit, lets)
     rows = sorted(lets.apply(df).select("i", "ts", F.unix_micros(ts.column()).alias("us"), problem.column().alias("why")).collect())
     spark_side = []
     for r in rows:
@@ -123,7 +125,7 @@ def test_parquet_nanosecond_and_millisecond_times(tmp_path, spark) -> None:
     bronze = sorted(lake.read_arrow("bronze/notes").to_pylist(), key=lambda r: r["x"])
     epoch = datetime(1970, 1, 1, tzinfo=UTC)
     micros = [(r["ts"] - epoch) // timedelta(microseconds=1) for r in bronze]
-    want = types.parse_time(pa.array(instants, pa.timestamp("ns", tz="UTC"))).values.to_pylist()
+    want = arrow.parse_time(pa.array(instants, pa.timestamp("ns", tz="UTC"))).values.to_pylist()
     assert micros == want == [1767607380_000_000, 1767607381_000_000]
     reasons = [r["reason"] for r in lake.read_arrow("quarantine/notes").to_pylist()]
     assert reasons == ['ts 1767607382000 is year 57983 as seconds: looks like epoch milliseconds; '
@@ -133,8 +135,6 @@ def test_parquet_nanosecond_and_millisecond_times(tmp_path, spark) -> None:
 def test_multi_line_records_with_blank_and_over_long_lines(tmp_path, spark) -> None:
     """Quoted line breaks, a blank line and an over-long line (quarantined unparsed by the
     landing scan) in one CSV: every record read once, none twice, source lines distinct."""
-    from trendlake.jobs.ingest import LINE_LIMIT
-
     landing = tmp_path / "landing"
     landing.mkdir()
     long_line = "A,2026-01-05T10:00:00Z," + "z" * (LINE_LIMIT + 10) + ",9"

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trendlake.engine.errors import EventFileError
 from trendlake.engine.files import read_event_table
-from trendlake.schemas import types
+from trendlake.schemas.typing import arrow, rawfiles, rules
 
 from tests.typing_cases import ATTRIBUTE_VALUES
 from tests.unit.jobs.test_eval_inputs import (
@@ -216,7 +216,7 @@ def test_the_fast_quote_check_never_clears_a_file_the_strict_reader_refuses(tmp_
         strict_ok = True
     except csv.Error:
         strict_ok = False
-    problem = types.csv_token_problem(path)
+    problem = rawfiles.csv_token_problem(path)
     assert (problem is None) == strict_ok, (text, problem)
 
 
@@ -342,10 +342,10 @@ CELLS = st.one_of(st.sampled_from(ATTRIBUTE_VALUES), st.integers(-(2**65), 2**65
 
 def expected_cell(text: str, kind: str) -> Any:
     """What the rules make of one CSV cell: a string column's text as it is (independent of the
-    code under test), other kinds by ``types.cast_value`` (checked against Spark elsewhere)."""
+    code under test), other kinds by ``arrow.cast_value`` (checked against Spark elsewhere)."""
     if text == "":
         return None
-    return text if kind == "string" else types.cast_value(text, kind)
+    return text if kind == "string" else arrow.cast_value(text, kind)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -383,7 +383,7 @@ def test_a_stream_schema_types_every_cell_by_its_declared_type(
         for i, text in enumerate(cells[name]):
             try:
                 want[name].append(expected_cell(text, kind))
-            except types.TypingError as why:
+            except rules.TypingError as why:
                 reason = str(why).replace("'value'", repr(name), 1)  # cast_value's column name
                 error = error or f"{path}: line {starts[i + 1]}: column '{name}': {reason}"
                 want[name].append("BAD")
@@ -406,7 +406,7 @@ def test_a_stream_schema_types_every_cell_by_its_declared_type(
 def test_a_long_beyond_2_53_read_as_double_is_the_nearest_double(text: str) -> None:
     # the fast integer path checks its bounds by min and max: abs of the int64 minimum wraps
     cells = ["0"] * 7 + [text]
-    typed = types.cast_column(pa.array(cells), "double", "x")
+    typed = arrow.cast_column(pa.array(cells), "double", "x")
     assert typed.first_bad() is None
     got = typed.values.to_pylist()
     assert [(type(v), v) for v in got] == [(float, 0.0)] * 7 + [(float, float(int(text)))]

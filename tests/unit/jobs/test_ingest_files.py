@@ -13,14 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from trendlake.jobs.ingest import (
-    FileRefused,
-    _copy_without,
-    csv_header_ok,
-    parquet_for_spark,
-    scan_file,
-    scan_landing,
-)
+from trendlake.jobs.ingest.errors import FileRefused
+from trendlake.jobs.ingest.landing import csv_header_ok, scan_file, scan_landing
+from trendlake.jobs.ingest.read import copy_without, parquet_for_spark
 
 
 def test_links_fifos_and_folders_are_skipped_with_their_reason(tmp_path: Path) -> None:
@@ -89,7 +84,7 @@ def test_scan_file_finds_exactly_the_lines_over_the_limit(tmp_path_factory, data
     assert scanned.control_blank == any(not any(b > 32 for b in line) and line.strip(b" ") for _, line in lines)
     # the copy Spark reads keeps every other line, at the same line number; long ones are blank
     copy = path.with_name("copy.jsonl")
-    _copy_without(path, copy, [(o, n) for _, o, n in scanned.long_lines])
+    copy_without(path, copy, [(o, n) for _, o, n in scanned.long_lines])
     kept = TERMINATOR.split(copy.read_bytes())
     for n, (_, line) in enumerate(lines, start=1):
         assert kept[n - 1] == (b" " if len(line) > limit else line)
@@ -154,10 +149,10 @@ def test_files_spark_cannot_read_are_refused_with_the_reason(tmp_path: Path) -> 
 
 
 def test_lets_put_each_value_in_the_first_layer_after_the_values_it_reads() -> None:
-    from trendlake.jobs import ingest
-    from trendlake.jobs.sqlexpr import call, col, lit
+    from trendlake.schemas.typing.spark import Lets
+    from trendlake.schemas.typing.sqlexpr import call, col, lit
 
-    lets = ingest.Lets(["ts", "_let0", "_line"])  # an input column already starts with _let
+    lets = Lets(["ts", "_let0", "_line"])  # an input column already starts with _let
     assert lets.prefix == "__let"
     text = lets.let(call("trim", col("ts")))
     number = lets.let(text.try_cast("double"))

@@ -1,4 +1,4 @@
-"""The typing rules on Arrow (``trendlake.schemas.types``): the documented cases by hand,
+"""The typing rules on Arrow (``trendlake.schemas.typing.arrow``): the documented cases by hand,
 properties by hypothesis, and every tricky value typed without an exception."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from trendlake.schemas import types
-from trendlake.schemas.types import TypingError, cast_value, parse_time_value
+from trendlake.schemas.typing import arrow, rules
+from trendlake.schemas.typing.arrow import cast_value, parse_time_value
+from trendlake.schemas.typing.rules import TypingError
 
 from tests.typing_cases import ATTRIBUTE_VALUES, TIME_VALUES
 
@@ -35,7 +36,7 @@ def test_attribute_rules(text: str, kind: str, want) -> None:
 
 
 def test_empty_text_is_missing_for_every_kind() -> None:
-    for kind in types.KINDS:
+    for kind in rules.KINDS:
         assert cast_value("", kind) is None
     assert parse_time_value("") is None and parse_time_value("  ") is None
 
@@ -79,7 +80,7 @@ def test_unknown_time_unit_is_refused() -> None:
 @given(st.integers(min_value=-(2**63), max_value=2**63 - 1))
 def test_integer_text_is_its_long(n: int) -> None:
     assert cast_value(str(n), "long") == n
-    if abs(float(n)) < types.LONG_LIMIT:  # decimal text goes through a double, as in Spark
+    if abs(float(n)) < rules.LONG_LIMIT:  # decimal text goes through a double, as in Spark
         assert cast_value(f"{n}.0", "long") == int(float(n))
 
 
@@ -92,41 +93,41 @@ def test_iso_text_is_its_instant(moment: datetime, offset_minutes: int) -> None:
     text = moment.strftime("%Y-%m-%dT%H:%M:%S.%f") + f"{sign}{hh:02d}:{mm:02d}"
     want = (moment - zone).replace(tzinfo=UTC) - EPOCH
     us = want // timedelta(microseconds=1)
-    if types.MIN_US <= us < types.MAX_US:
+    if rules.MIN_US <= us < rules.MAX_US:
         assert parse_time_value(text) == us
     else:
         with pytest.raises(TypingError, match="outside 1900..2299"):
             parse_time_value(text)
 
 
-@given(st.integers(min_value=-2_208_988_800, max_value=10_413_791_999), st.sampled_from(sorted(types.TIME_UNITS)))
+@given(st.integers(min_value=-2_208_988_800, max_value=10_413_791_999), st.sampled_from(sorted(rules.TIME_UNITS)))
 def test_epoch_numbers_in_every_unit(seconds: int, unit: str) -> None:
-    factor = types.TIME_UNITS[unit]
+    factor = rules.TIME_UNITS[unit]
     raw = seconds * 1_000_000 // factor
     assert parse_time_value(str(raw), unit) == raw * factor
     assert parse_time_value(pa.array([raw], pa.int64())[0].as_py(), unit) == raw * factor
 
 
 def test_every_tricky_value_is_typed_or_refused_with_a_reason() -> None:
-    for kind in types.KINDS:
-        typed = types.cast_column(pa.array(ATTRIBUTE_VALUES), kind, "a")
+    for kind in rules.KINDS:
+        typed = arrow.cast_column(pa.array(ATTRIBUTE_VALUES), kind, "a")
         for i in range(len(ATTRIBUTE_VALUES)):
             if typed.bad[i]:
                 assert typed.reason_of(i).startswith(f"attribute 'a' is not a {kind}: ")
-    for unit in types.TIME_UNITS:
-        typed = types.parse_time(pa.array(TIME_VALUES), unit, "ts")
+    for unit in rules.TIME_UNITS:
+        typed = arrow.parse_time(pa.array(TIME_VALUES), unit, "ts")
         for i in range(len(TIME_VALUES)):
             if typed.bad[i]:
                 assert typed.reason_of(i)
             else:
                 v = typed.values[i].as_py()
-                assert v is None or types.MIN_US <= v < types.MAX_US
+                assert v is None or rules.MIN_US <= v < rules.MAX_US
 
 
 def test_arrow_timestamps_of_every_unit_and_float_seconds() -> None:
     for unit, per_s in (("s", 1), ("ms", 10**3), ("us", 10**6), ("ns", 10**9)):
         arr = pa.array([1767607380 * per_s, None], pa.timestamp(unit))
-        assert types.parse_time(arr).values.to_pylist() == [1767607380_000_000, None]
-    assert types.parse_time(pa.array([1767607380.25])).values.to_pylist() == [1767607380_250_000]
-    far = types.parse_time(pa.array([253402300800], pa.timestamp("s")))
+        assert arrow.parse_time(arr).values.to_pylist() == [1767607380_000_000, None]
+    assert arrow.parse_time(pa.array([1767607380.25])).values.to_pylist() == [1767607380_250_000]
+    far = arrow.parse_time(pa.array([253402300800], pa.timestamp("s")))
     assert far.bad.tolist() == [True] and "outside 1900..2299" in far.reason_of(0)

@@ -1,40 +1,11 @@
-"""How raw event values become typed values: the one set of typing rules.
+"""The Arrow half of the typing rules: raw Arrow columns (text, or the numbers, booleans,
+timestamps and decimals Parquet and JSON lines hold) typed by ``rules``, column at a time.
 
-Ingest (Spark, ``jobs/ingest.py``) and ``trendlake eval`` (Arrow) both read
-raw values as *text* and type them by these rules; this module is their
-definition (as patterns and constants the Spark side reuses) and the Arrow
-implementation. It imports neither Spark nor pandas.
-
-Attributes (``long``, ``double``, ``string``, ``boolean``):
-
-- A missing value (null, or empty text) is missing, for every kind.
-- "Trimmed" removes ASCII blanks (space, tab, CR, LF, VT, FF) at both ends.
-- ``long``: the trimmed text is an integer (``[+-]digits``) within 64 bits, or
-  a decimal number (``DECIMAL``) whose value is integral (``3.0``, ``1e3``)
-  and below 2**63 in magnitude. ``3.5``, ``abc``, ``nan`` do not fit.
-- ``double``: the trimmed text matches ``DECIMAL`` (no ``nan``, ``inf``,
-  ``1_000``, ``0x10`` or ``1d``) and the value is finite.
-- ``boolean``: the trimmed text, in any case, is one of ``TRUE_WORDS`` or
-  ``FALSE_WORDS``.
-- ``string``: the text as it is.
-
-Times (the stream's ``time_column``):
-
-- Text matching ``DECIMAL`` is an epoch time in the stream's ``time_unit``
-  (``seconds`` by default, ``milliseconds`` or ``microseconds``); integer text
-  converts exactly, other numbers are rounded half away from zero to a
-  microsecond.
-- Other text must be ISO-8601 (``ISO_TIME``): ``YYYY-MM-DD``, optionally
-  ``T`` or a space and ``HH:MM[:SS[.fraction]]`` (fraction digits beyond the
-  sixth are cut), optionally ``Z`` or ``±HH:MM``; without an offset it is UTC.
-- Arrow timestamps of any unit are taken as they are (naive ones as UTC);
-  Arrow numbers are epoch times in the declared unit.
-- Every time must lie in ``[1900-01-01, 2300-01-01)`` UTC. Outside, the
-  reason says which year the value would be and, for a number, which unit
-  would make it plausible (``ts 1767607380000 is year 57983 as seconds:
-  looks like epoch milliseconds; declare "time_unit": "milliseconds"``).
-
-Times are stored as microseconds since the Unix epoch, UTC.
+``trendlake eval`` reads event files with it (``engine.files``); ingest reads Parquet
+column types with ``arrow_type_problem`` and ``invalid_utf8`` before Spark does. What a
+column becomes is a ``Typed``: its values (null where missing or bad), which present
+values do not fit, and the reason of each (``rules``' words). Arrow is imported inside
+the functions, numpy at the top; nothing here imports Spark.
 """
 
 from __future__ import annotations
@@ -45,73 +16,26 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-KINDS = ("long", "double", "string", "boolean")
-TIME_UNITS: dict[str, int] = {"seconds": 1_000_000, "milliseconds": 1_000, "microseconds": 1}
-DEFAULT_TIME_UNIT = "seconds"
-
-INTEGER = r"^[+-]?[0-9]+$"
-DECIMAL = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
-ISO_TIME = (
-    r"^([0-9]{4})-([0-9]{2})-([0-9]{2})"
-    r"(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?)?"
-    r"(Z|z|[+-][0-9]{2}:[0-9]{2})?$"
+from trendlake.schemas.typing.rules import (
+    DECIMAL,
+    DEFAULT_TIME_UNIT,
+    FALSE_WORDS,
+    INTEGER,
+    ISO_TIME,
+    LONG_LIMIT,
+    MAX_OFFSET_MINUTES,
+    MAX_US,
+    MIN_US,
+    TIME_UNITS,
+    TRUE_WORDS,
+    TypingError,
+    check_kind,
+    check_time_unit,
+    implausible_iso_reason,
+    implausible_number_reason,
+    not_a_kind_reason,
+    unparseable_time_reason,
 )
-TRUE_WORDS = ("true", "t", "yes", "y", "1")
-FALSE_WORDS = ("false", "f", "no", "n", "0")
-
-MIN_YEAR, MAX_YEAR = 1900, 2299  # inclusive
-MIN_US = -2_208_988_800 * 1_000_000  # 1900-01-01T00:00:00Z
-MAX_US = 10_413_792_000 * 1_000_000  # 2300-01-01T00:00:00Z (exclusive)
-LONG_LIMIT = 9.2e18  # |double| below this converts to a long exactly when integral
-SECONDS_PER_YEAR = 31_556_952.0  # mean Gregorian year, for the year shown in a reason
-MAX_OFFSET_MINUTES = 18 * 60
-FAR_YEARS = 1e15  # an epoch number this many years from 1970 or more is "no time" (implausible_number_reason)
-
-
-class TypingError(ValueError):
-    """A raw value does not fit the typing rules (the message is the reason)."""
-
-
-def check_time_unit(unit: str | None) -> str:
-    """The stream schema's ``time_unit`` (default seconds); unknown units are refused."""
-    unit = DEFAULT_TIME_UNIT if unit is None else unit
-    if unit not in TIME_UNITS:
-        raise TypingError(f"unknown time_unit {unit!r} (use {', '.join(TIME_UNITS)})")
-    return unit
-
-
-def approximate_year(us: float) -> int:
-    """The year of a (possibly huge) microsecond time, as reasons show it."""
-    return math.floor(us / 1_000_000.0 / SECONDS_PER_YEAR + 1970.0)
-
-
-def implausible_number_reason(name: str, raw: str, number: float, unit: str) -> str:
-    """Why the epoch number ``raw`` (as ``number``) is out of range in ``unit``.
-
-    A number whose year would be ``FAR_YEARS`` or more away (1.7e308, -1e300) is no time
-    in any unit: the reason says so instead of showing a year of hundreds of digits."""
-    factor = TIME_UNITS[unit]
-    years = number * factor / 1_000_000.0 / SECONDS_PER_YEAR + 1970.0
-    if not abs(years) < FAR_YEARS:
-        return far_number_reason(name, raw)
-    year = approximate_year(number * factor)
-    head = f"{name} {raw} is year {year} as {unit}"
-    for other, f in (*TIME_UNITS.items(), ("nanoseconds", 0.001)):
-        if other != unit and MIN_US <= number * f < MAX_US:
-            if other == "nanoseconds":
-                return f"{head}: looks like epoch nanoseconds; convert to microseconds"
-            return f'{head}: looks like epoch {other}; declare "time_unit": "{other}"'
-    return f"{head}, outside {MIN_YEAR}..{MAX_YEAR}"
-
-
-def far_number_reason(name: str, raw: str) -> str:
-    return f"{name} {raw} is no time: far outside the years {MIN_YEAR}..{MAX_YEAR} in every time unit"
-
-
-def implausible_iso_reason(name: str, raw: str, year: int) -> str:
-    return f"{name} '{raw}' is year {year}, outside {MIN_YEAR}..{MAX_YEAR}"
-
 
 # ---------------------------------------------------------------------- Arrow types
 
@@ -157,7 +81,7 @@ def invalid_utf8(arr: Any) -> tuple[int, int] | None:
     reading) holding bytes that are not UTF-8; None when all are UTF-8 or it is no text."""
     import pyarrow as pa
 
-    arr = _combined(arr)
+    arr = combined(arr)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
@@ -176,156 +100,6 @@ def invalid_utf8(arr: Any) -> tuple[int, int] | None:
                 return i, value[err.start]
     return None
 
-
-# ---------------------------------------------------------------------- CSV text
-
-
-CSV_SEPARATORS = (ord(","), ord("\n"), ord("\r"))
-BOM = b"\xef\xbb\xbf"
-
-
-def csv_token_problem(path: Any) -> str | None:
-    """None when the CSV file tokenizes cleanly by RFC 4180, else ``"line N: <why>"``.
-
-    Not clean: a quoted field not closed before the end of the file (a stray quote turns the
-    rest of the file into one field), and text after a field's closing quote other than a
-    separator or a line break (``"ab"c``). A quote inside a field that does not start with
-    one is an ordinary character (``5"``), as in every CSV reader. A vectorized pass over the
-    quote characters proves the common file clean; Python's strict ``csv`` reader finds the
-    line of a problem (and clears a file whose quotes are only ordinary characters)."""
-    import mmap
-
-    with open(path, "rb") as fh:
-        if fh.seek(0, 2) == 0:
-            return None
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if data.find(b'"') < 0:
-                return None
-            start = len(BOM) if data[: len(BOM)] == BOM else 0
-            if _quotes_pair_cleanly(data, start):
-                return None
-    return _strict_csv_problem(path)
-
-
-def _quotes_pair_cleanly(data: Any, start: int) -> bool:
-    """Pairing the quote characters in order as (opening, closing), does every opening one
-    start a field (or directly follow a closing one: a doubled quote) and every closing one
-    end a field (or directly precede an opening one)? Then every quote is a field's quote or
-    a doubled one, and the file tokenizes cleanly."""
-    bytes_ = np.frombuffer(data, np.uint8)
-    try:
-        n = len(bytes_)
-        block = 1 << 26
-        quotes = np.concatenate([np.flatnonzero(bytes_[at : at + block] == 34) + at for at in range(0, n, block)])
-        if len(quotes) % 2:
-            return False
-        opening, closing = quotes[0::2], quotes[1::2]
-        before = bytes_[np.maximum(opening - 1, 0)]
-        opens_field = _separator(before) | (opening == start)
-        opens_field[1:] |= opening[1:] == closing[:-1] + 1
-        after = bytes_[np.minimum(closing + 1, n - 1)]
-        ends_field = _separator(after) | (closing == n - 1)
-        ends_field[:-1] |= closing[:-1] + 1 == opening[1:]
-        return bool(opens_field.all() and ends_field.all())
-    finally:
-        del bytes_
-
-
-def _separator(b: np.ndarray) -> np.ndarray:
-    comma, lf, cr = CSV_SEPARATORS
-    return (b == comma) | (b == lf) | (b == cr)
-
-
-def _strict_csv_problem(path: Any) -> str | None:
-    import csv
-    import sys
-
-    limit = csv.field_size_limit()
-    csv.field_size_limit(sys.maxsize)
-    try:
-        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
-            reader = csv.reader(fh, strict=True)
-            record_start = 1
-            try:
-                for _ in reader:
-                    record_start = reader.line_num + 1
-            except csv.Error as err:
-                if "end of data" in str(err) or "EOF" in str(err):
-                    return (f"line {record_start}: a quoted field is not closed before the end of the file "
-                            "(a stray '\"'?)")
-                return (f"line {reader.line_num}: text after the closing quote of a field "
-                        "(a quote inside a quoted field is written twice: \"\")")
-    finally:
-        csv.field_size_limit(limit)
-    return None
-
-
-def utf8_problems(path: Any, limit: int | None = 1) -> dict[int, str]:
-    """Records of a CSV file holding bytes that are not UTF-8: ``{line the record starts on:
-    "column 'c': not UTF-8 text (byte 0xNN)"}``, at most ``limit`` of them (None: all); the
-    header line names no column."""
-    import csv
-    import sys
-
-    found: dict[int, str] = {}
-    old = csv.field_size_limit()
-    csv.field_size_limit(sys.maxsize)
-    try:
-        with open(path, encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
-            reader = csv.reader(fh)
-            header: list[str] | None = None
-            start = 1
-            for record in reader:
-                if header is None:
-                    header = record
-                for i, value in enumerate(record):
-                    bad = first_undecodable_byte(value)
-                    if bad is not None:
-                        column = header[i] if record is not header and i < len(header) else None
-                        where = f"column '{column}': " if column is not None else ""
-                        found[start] = f"{where}not UTF-8 text (byte 0x{bad:02x})"
-                        break
-                if limit is not None and len(found) >= limit:
-                    break
-                start = reader.line_num + 1
-    finally:
-        csv.field_size_limit(old)
-    return found
-
-
-def json_utf8_problems(path: Any, limit: int | None = 1) -> dict[int, str]:
-    """Lines of a JSON-lines file holding bytes that are not UTF-8, as ``utf8_problems``: the
-    column is the key whose value holds them, where the line is a JSON object."""
-    import json
-
-    found: dict[int, str] = {}
-    line_no = 0
-    with open(path, "rb") as fh:
-        for chunk in fh:
-            for raw in chunk.splitlines() or [b""]:  # a lone CR ends a line too
-                line_no += 1
-                try:
-                    raw.decode("utf-8")
-                    continue
-                except UnicodeDecodeError as err:
-                    byte = raw[err.start]
-                text = raw.decode("utf-8", "surrogateescape")
-                where = ""
-                try:
-                    row = json.loads(text)
-                except ValueError:
-                    row = None
-                if isinstance(row, dict):
-                    for key, value in row.items():
-                        if first_undecodable_byte(str(key)) is not None:
-                            break  # in a key: no column to name
-                        if first_undecodable_byte(json.dumps(value, ensure_ascii=False)) is not None:
-                            where = f"column '{key}': "
-                            break
-                found[line_no] = f"{where}not UTF-8 text (byte 0x{byte:02x})"
-                if limit is not None and len(found) >= limit:
-                    return found
-    return found
 
 
 def java_double_text(value: float) -> str:
@@ -351,16 +125,8 @@ def java_double_text(value: float) -> str:
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
 
 
-def first_undecodable_byte(text: str) -> int | None:
-    """The first byte that was not UTF-8 in text decoded with ``surrogateescape`` (None: none)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as err:
-        return ord(text[err.start]) - 0xDC00
-    return None
 
-
-# ---------------------------------------------------------------------- Arrow implementation
+# ---------------------------------------------------------------------- typing
 
 
 @dataclass
@@ -377,7 +143,7 @@ class Typed:
         return int(hits[0]) if len(hits) else None
 
 
-def _np_bool(arr: Any) -> np.ndarray:
+def np_bool(arr: Any) -> np.ndarray:
     import pyarrow as pa
 
     if isinstance(arr, pa.ChunkedArray):
@@ -385,7 +151,7 @@ def _np_bool(arr: Any) -> np.ndarray:
     return np.asarray(arr.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _combined(arr: Any) -> Any:
+def combined(arr: Any) -> Any:
     import pyarrow as pa
 
     if isinstance(arr, pa.ChunkedArray):
@@ -398,7 +164,7 @@ def as_text(arr: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    arr = _combined(arr)
+    arr = combined(arr)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if pa.types.is_large_string(arr.type):
@@ -429,23 +195,22 @@ def cast_column(arr: Any, kind: str, name: str) -> Typed:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if kind not in KINDS:
-        raise TypingError(f"attribute {name!r}: unknown type {kind!r} ({', '.join(KINDS)})")
-    arr = _combined(arr)
+    check_kind(name, kind)
+    arr = combined(arr)
     n = len(arr)
     # fast paths: Arrow values that already are of the kind
     if kind == "long" and pa.types.is_integer(arr.type):
         if pa.types.is_uint64(arr.type):
-            big = _np_bool(pc.greater(arr, pa.scalar(2**63 - 1, pa.uint64())))
+            big = np_bool(pc.greater(arr, pa.scalar(2**63 - 1, pa.uint64())))
             values = pc.if_else(pa.array(big), pa.scalar(None, pa.uint64()), arr).cast(pa.int64())
-            return Typed(values, big, lambda i: f"attribute '{name}' is not a long: '{_raw_at(arr, i)}'")
+            return Typed(values, big, lambda i: not_a_kind_reason(name, "long", _raw_at(arr, i)))
         return Typed(arr.cast(pa.int64()), np.zeros(n, dtype=bool), _no_reason)
     if kind == "double" and (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
         values = arr.cast(pa.float64(), safe=False)  # integers beyond 2**53 round, as their text does
-        bad = ~_np_bool(pc.is_finite(values)) & _np_bool(values.is_valid())
+        bad = ~np_bool(pc.is_finite(values)) & np_bool(values.is_valid())
         if bad.any():
             values = pc.if_else(pa.array(bad), pa.scalar(None, pa.float64()), values)
-        return Typed(values, bad, lambda i: f"attribute '{name}' is not a double: '{_raw_at(as_text(arr), i)}'")
+        return Typed(values, bad, lambda i: not_a_kind_reason(name, "double", _raw_at(as_text(arr), i)))
     if kind == "boolean" and pa.types.is_boolean(arr.type):
         return Typed(arr, np.zeros(n, dtype=bool), _no_reason)
     if kind == "string" and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
@@ -458,12 +223,12 @@ def cast_column(arr: Any, kind: str, name: str) -> Typed:
         fast = _plain_integers(text, kind)
         if fast is not None:
             return Typed(fast, np.zeros(n, dtype=bool), _no_reason)
-    present = _np_bool(text.is_valid())
+    present = np_bool(text.is_valid())
     trimmed = pc.ascii_trim_whitespace(text)
     if kind == "boolean":
         lower = pc.utf8_lower(trimmed)
-        is_true = _np_bool(pc.is_in(lower, pa.array(TRUE_WORDS)))
-        is_false = _np_bool(pc.is_in(lower, pa.array(FALSE_WORDS)))
+        is_true = np_bool(pc.is_in(lower, pa.array(TRUE_WORDS)))
+        is_false = np_bool(pc.is_in(lower, pa.array(FALSE_WORDS)))
         ok = is_true | is_false
         values = pa.array(is_true, mask=~ok)
     else:
@@ -471,7 +236,7 @@ def cast_column(arr: Any, kind: str, name: str) -> Typed:
     bad = present & ~ok
 
     def reason(i: int) -> str:
-        return f"attribute '{name}' is not a {kind}: '{_raw_at(text, i)}'"
+        return not_a_kind_reason(name, kind, _raw_at(text, i))
 
     return Typed(values, bad, reason)
 
@@ -519,7 +284,7 @@ def _numbers(trimmed: Any, kind: str) -> tuple[Any, np.ndarray]:
     import pyarrow.compute as pc
 
     n = len(trimmed)
-    decimal = _np_bool(pc.match_substring_regex(trimmed, DECIMAL))
+    decimal = np_bool(pc.match_substring_regex(trimmed, DECIMAL))
     doubles = np.full(n, np.nan)
     if decimal.any():
         picked = pc.filter(trimmed, pa.array(decimal))
@@ -527,12 +292,12 @@ def _numbers(trimmed: Any, kind: str) -> tuple[Any, np.ndarray]:
     finite = decimal & np.isfinite(doubles)
     if kind == "double":
         return pa.array(np.where(finite, doubles, 0.0), mask=~finite), finite
-    integer = _np_bool(pc.match_substring_regex(trimmed, INTEGER))
+    integer = np_bool(pc.match_substring_regex(trimmed, INTEGER))
     longs = np.zeros(n, dtype=np.int64)
     ok = np.zeros(n, dtype=bool)
     if integer.any():
         as_int = _int64_or_null(pc.filter(trimmed, pa.array(integer)))
-        valid = _np_bool(as_int.is_valid())
+        valid = np_bool(as_int.is_valid())
         where = np.flatnonzero(integer)
         longs[where[valid]] = np.asarray(pc.fill_null(as_int, 0).to_numpy(zero_copy_only=False))[valid]
         ok[where[valid]] = True
@@ -553,7 +318,7 @@ def _int64_or_null(text: Any) -> Any:
         return pc.cast(text, pa.int64())
     except (pa.ArrowInvalid, OverflowError):
         digits = pc.utf8_ltrim(pc.utf8_ltrim(text, "+"), "0")  # "+0005" -> "5"
-        long_enough = _np_bool(pc.greater_equal(pc.utf8_length(digits), 19))
+        long_enough = np_bool(pc.greater_equal(pc.utf8_length(digits), 19))
         out = []
         for i, value in enumerate(text.to_pylist()):
             if long_enough[i]:
@@ -577,81 +342,120 @@ _DAYS_IN_MONTH = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 
 
 def parse_time(arr: Any, unit: str = DEFAULT_TIME_UNIT, name: str = "ts") -> Typed:
-    """Times of a raw column as µs since the epoch (int64), by the rules above.
+    """Times of a raw column as µs since the epoch (int64), by the rules (the package
+    docstring): Arrow timestamps as they are, Arrow numbers and decimal text as epoch
+    numbers in ``unit``, other text as ISO-8601.
 
     Missing values (null or blank text) are null and not bad: the caller decides
     (ingest's reason ``missing timestamp``)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     unit = check_time_unit(unit)
     if pa.types.is_integer(arr.type) and not pa.types.is_uint64(arr.type):
         fast = _integer_times(arr, unit)  # chunk by chunk, before any copy
         if fast is not None:
             return fast
-    arr = _combined(arr)
+    arr = combined(arr)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
-    n = len(arr)
-    us = np.zeros(n, dtype=np.int64)
-    ok = np.zeros(n, dtype=bool)
-    reasons: dict[int, str] = {}
     if pa.types.is_timestamp(arr.type):
-        raw = pc.cast(arr, pa.int64())
-        per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[arr.type.unit]
-        valid = _np_bool(raw.is_valid())
-        ints = np.asarray(pc.fill_null(raw, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
-        if per_second >= 1_000_000:
-            us = ints // (per_second // 1_000_000)
-        else:
-            with np.errstate(over="ignore"):
-                us = ints * (1_000_000 // per_second)
-            limit = (2**62) // (1_000_000 // per_second)
-            us[(ints > limit) | (ints < -limit)] = MAX_US  # not abs: abs of the int64 minimum wraps
-        ok = valid.copy()
-        present = valid
-        _range_check(us, ok, reasons, lambda i: _iso_range_reason(name, arr, i, us))
-        return _timed(us, ok, present, reasons, name, arr)
+        return _timestamp_times(arr, name)
     if pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
-        present = _np_bool(arr.is_valid())
-        if pa.types.is_floating(arr.type):
-            values = np.asarray(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
-            finite = present & np.isfinite(values)
-            _numeric_times(values, None, finite, unit, name, us, ok, reasons, lambda i: _float_text(values[i]))
-        else:
-            ints = np.asarray(pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False))
-            values = ints.astype(np.float64)
-            _numeric_times(values, ints, present.copy(), unit, name, us, ok, reasons, lambda i: str(ints[i]))
-        return _timed(us, ok, present, reasons, name, arr)
-
+        return _number_times(arr, unit, name)
     text = as_text(arr)
     fast = _plain_integers(text, "long")
     if fast is not None:
         return parse_time(fast, unit, name)
+    return _text_times(text, unit, name)
+
+
+def _timestamp_times(arr: Any, name: str) -> Typed:
+    """An Arrow timestamp column of any unit (naive ones as UTC) in µs, range-checked."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    raw = pc.cast(arr, pa.int64())
+    per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[arr.type.unit]
+    valid = np_bool(raw.is_valid())
+    ints = np.asarray(pc.fill_null(raw, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if per_second >= 1_000_000:
+        us = ints // (per_second // 1_000_000)
+    else:
+        with np.errstate(over="ignore"):
+            us = ints * (1_000_000 // per_second)
+        limit = (2**62) // (1_000_000 // per_second)
+        us[(ints > limit) | (ints < -limit)] = MAX_US  # not abs: abs of the int64 minimum wraps
+    ok = valid.copy()
+    reasons: dict[int, str] = {}
+    _range_check(us, ok, reasons, lambda i: _iso_range_reason(name, arr, i, us))
+    return _timed(us, ok, valid, reasons, name, arr)
+
+
+def _no_times(n: int) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+    """The µs of ``n`` rows, which are good, and the reasons of the bad ones: none yet."""
+    return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool), {}
+
+
+def _number_times(arr: Any, unit: str, name: str) -> Typed:
+    """An Arrow integer or float column of epoch numbers in ``unit``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    us, ok, reasons = _no_times(len(arr))
+    present = np_bool(arr.is_valid())
+    if pa.types.is_floating(arr.type):
+        values = np.asarray(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
+        finite = present & np.isfinite(values)
+        _numeric_times(values, None, finite, unit, name, us, ok, reasons, lambda i: _float_text(values[i]))
+    else:
+        ints = np.asarray(pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False))
+        values = ints.astype(np.float64)
+        _numeric_times(values, ints, present.copy(), unit, name, us, ok, reasons, lambda i: str(ints[i]))
+    return _timed(us, ok, present, reasons, name, arr)
+
+
+def _text_times(text: Any, unit: str, name: str) -> Typed:
+    """Text times: decimal text as epoch numbers in ``unit``, any other as ISO-8601."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(text)
+    us, ok, reasons = _no_times(n)
     trimmed = pc.ascii_trim_whitespace(text)
-    present = _np_bool(pc.not_equal(trimmed, ""))
-    decimal = present & _np_bool(pc.match_substring_regex(trimmed, DECIMAL))
+    present = np_bool(pc.not_equal(trimmed, ""))
+    decimal = present & np_bool(pc.match_substring_regex(trimmed, DECIMAL))
     if decimal.any():
         values = np.full(n, np.nan)
         picked = pc.filter(trimmed, pa.array(decimal))
         values[decimal] = np.asarray(pc.cast(picked, pa.float64()).to_numpy(zero_copy_only=False))
-        integer = decimal & _np_bool(pc.match_substring_regex(trimmed, INTEGER))
-        ints = None
-        if integer.any():
-            ints = np.zeros(n, dtype=np.int64)
-            small = integer & (np.abs(values) < 2**62)
-            if small.any():
-                got = pc.cast(pc.filter(trimmed, pa.array(small)), pa.int64())
-                ints[small] = np.asarray(got.to_numpy(zero_copy_only=False))
-            exact = np.zeros(n, dtype=bool)
-            exact[small] = True
+        ints, exact = _exact_integers(trimmed, decimal, values)
         finite = decimal & np.isfinite(values)
-        _numeric_times(values, ints if ints is not None else None, finite, unit, name, us, ok, reasons,
-                       lambda i: _raw_at(trimmed, i), exact if ints is not None else None)
+        _numeric_times(values, ints, finite, unit, name, us, ok, reasons, lambda i: _raw_at(trimmed, i), exact)
     iso = present & ~decimal
     if iso.any():
         _iso_times(trimmed, iso, name, us, ok, reasons)
     return _timed(us, ok, present, reasons, name, text)
+
+
+def _exact_integers(
+    trimmed: Any, decimal: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The integer texts below 2**62 of a time column as int64, and where they are (both None
+    where the column holds no integer text): those convert exactly, not through a double."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    integer = decimal & np_bool(pc.match_substring_regex(trimmed, INTEGER))
+    if not integer.any():
+        return None, None
+    ints = np.zeros(len(values), dtype=np.int64)
+    small = integer & (np.abs(values) < 2**62)
+    if small.any():
+        got = pc.cast(pc.filter(trimmed, pa.array(small)), pa.int64())
+        ints[small] = np.asarray(got.to_numpy(zero_copy_only=False))
+    exact = np.zeros(len(values), dtype=bool)
+    exact[small] = True
+    return ints, exact
 
 
 def _float_text(value: float) -> str:
@@ -697,7 +501,7 @@ def _iso_times(
     pattern = pattern.replace("([0-9]{1,9})", "(?P<f>[0-9]{1,9})", 1)
     pattern = pattern.replace("(Z|z|", "(?P<z>Z|z|", 1)
     parts = pc.extract_regex(picked, pattern)
-    matched = _np_bool(parts.is_valid())
+    matched = np_bool(parts.is_valid())
 
     def field(key: str) -> np.ndarray:
         col = pc.struct_field(parts, key)
@@ -709,8 +513,8 @@ def _iso_times(
     frac_text = pc.utf8_slice_codeunits(pc.binary_join_element_wise(frac_text, "000000", ""), 0, 6)
     frac = np.asarray(pc.cast(frac_text, pa.int64()).to_numpy(zero_copy_only=False))
     zone = pc.fill_null(pc.struct_field(parts, "z"), "")
-    sign = np.where(_np_bool(pc.starts_with(zone, "-")), -1, 1)
-    has_offset = _np_bool(pc.greater(pc.utf8_length(zone), 1))
+    sign = np.where(np_bool(pc.starts_with(zone, "-")), -1, 1)
+    has_offset = np_bool(pc.greater(pc.utf8_length(zone), 1))
     oh = np.where(has_offset, _slice_int(zone, 1, 3), 0)
     om = np.where(has_offset, _slice_int(zone, 4, 6), 0)
     leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
@@ -777,7 +581,7 @@ def _timed(us: np.ndarray, ok: np.ndarray, present: np.ndarray, reasons: dict[in
     def reason(i: int) -> str:
         if i in reasons:
             return reasons[i]
-        return f"unparseable timestamp '{_raw_at(raw, i)}'"
+        return unparseable_time_reason(_raw_at(raw, i))
 
     return Typed(pa.array(us, mask=~ok), bad, reason)
 
