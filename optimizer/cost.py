@@ -92,13 +92,12 @@ GRAPH_UNIT_COST = 0.72
 # to one state of a pane's map, and one entry of a pane map carried into a window's state
 # (a multiply-add), each in steps of COGRA's compiled kernel applied to one window.
 # `python -m benchmarks calibrate_panes` (--size small and full: 30,000 and 100,000 rides
-# events, states of 2 and 6 counts, three window sets) measured the pass at 0.35-6.1x faster
-# than the kernel per query; the least-squares fits (2.5, 0.05 and 0.38, 0.07) disagree,
-# and no pair fits every point within 2x (the model charges states of 6 counts too much).
-# These values err towards not sharing: on those twelve points they never estimate a group
-# cheaper where it measured dearer, and miss the 6-count groups that measured 1.9-2.8x faster.
-PANE_STEP_COST = 0.3
-PANE_PRODUCT_COST = 0.2
+# events, states of 2 and 6 counts, three window sets; the compiled calls timed on their own)
+# measured the pass at 0.52-4.3x the speed of the kernel per query; the least-squares fits
+# per size (0.92, 0.021 and 0.52, 0.033) disagree. These values fit all twelve points within
+# 2.6x and never estimate a group cheaper than alone where it measured dearer.
+PANE_STEP_COST = 0.35
+PANE_PRODUCT_COST = 0.055
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ compiled calls of each (the panes pass; COGRA's kernel per query) recorded and
 timed again on their own, least of the repeats. The pass reports its steps
 (each applied to the ``D + 1`` states of a pane's map) and its pane products
 (each ``D x (D + 1)`` multiply-adds); alone, each step is applied to each open
-window, ``within / slide`` of them. With one step alone as the unit,
+window (``typed_sharing.cogra_steps`` counts them). With one step alone as the unit,
 
     measured group / alone x alone's window steps = PANE_STEP_COST x steps x (D + 1)
                                                   + PANE_PRODUCT_COST x products x D (D + 1)
@@ -24,7 +24,6 @@ It measures one sharing kind's internals, so it lives in ``benchmarks/calibratio
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -32,6 +31,7 @@ import pyarrow as pa
 from trendlake.datagen.streams import generate
 from trendlake.engine.shared.panes import PanesStats
 
+from benchmarks.calibration.typed_sharing import cogra_steps, recorded_calls, replay_time
 from benchmarks.experiments.common import (
     OK,
     Context,
@@ -64,28 +64,6 @@ def workload_text(body: str, windows: list[tuple[int, int]]) -> str:
                    f"WITHIN {w} minutes SLIDE {s} minutes;\n" for w, s in windows)
 
 
-def _recorded(module: Any, attr: str, calls: list[tuple[Any, ...]]) -> Any:
-    """A stand-in for extension ``module.attr`` that records each call's arguments."""
-    real = getattr(module, attr)
-
-    class Recording:
-        def run(self, *a: Any) -> Any:
-            calls.append(a)
-            return real.run(*a)
-
-    return real, Recording()
-
-
-def _least(calls: list[tuple[Any, ...]], fn: Any, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(max(1, repeat)):
-        started = time.perf_counter()
-        for a in calls:
-            fn(*a)
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def measure(ctx: Context, table: pa.Table, body: str, windows: list[tuple[int, int]]) -> tuple[dict[str, Any], str | None]:
     """The compiled calls of the queries alone (COGRA's kernel) and of the group (the panes
     pass), recorded in one evaluation each and timed again on their own, least of the repeats:
@@ -98,28 +76,22 @@ def measure(ctx: Context, table: pa.Table, body: str, windows: list[tuple[int, i
     alone = engine.load_plan(raw)
     shared = engine.load_plan(forced_sharing(raw, "static"))
     assert [g["kind"] for g in shared.raw["sharing"]] == ["panes"], shared.raw["sharing"]
-    kernel_calls: list[tuple[Any, ...]] = []
-    pane_calls: list[tuple[Any, ...]] = []
-    real_k, kernel._steps = _recorded(kernel, "_steps", kernel_calls)
-    real_p, panes_kind._panes = _recorded(panes_kind, "_panes", pane_calls)
     stats = PanesStats()
-    try:
-        want = engine.evaluate(alone, table)
-        got = engine.evaluate(shared, table, shared_stats={"g0": stats})
-    finally:
-        kernel._steps, panes_kind._panes = real_k, real_p
-    alone_s = _least(kernel_calls, real_k.run, ctx.repeat)
-    group_s = _least(pane_calls, real_p.run, ctx.repeat)
+    agree = rows_agree(engine.evaluate(alone, table), engine.evaluate(shared, table, shared_stats={"g0": stats}))
+    kernel_calls = recorded_calls(kernel, "_steps", alone, table)
+    pane_calls = recorded_calls(panes_kind, "_panes", shared, table)
+    alone_s = replay_time(kernel_calls, kernel._steps.run, ctx.repeat)
+    group_s = replay_time(pane_calls, panes_kind._panes.run, ctx.repeat)
     d = BODIES[body][2]
-    window_steps = stats.steps * sum(w / s for w, s in windows)
+    window_steps = cogra_steps(kernel_calls)
     return {
         "body": body, "windows": [f"{w}/{s}" for w, s in windows], "counts": d,
         "alone_s": round(alone_s, 5), "group_s": round(group_s, 5), "measured_ratio": round(alone_s / group_s, 3),
         "steps": stats.steps, "panes": stats.panes, "products": stats.products,
-        "window_steps": round(window_steps, 1),
+        "window_steps": window_steps,
         "map_steps": stats.steps * (d + 1), "product_entries": stats.products * d * (d + 1),
         "group_in_alone_steps": round(window_steps * group_s / alone_s, 1),
-    }, rows_agree(want, got)
+    }, agree
 
 
 def fit(rows: list[dict[str, Any]]) -> tuple[float, float]:
