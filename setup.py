@@ -6,8 +6,8 @@ checkout keeps the design card's top level while nothing is installed under a ge
 name; their sub-packages are found here, since setuptools' static discovery cannot add
 the ``trendlake.`` prefix. ``dags/``, ``tests/`` and ``benchmarks/`` are not installed.
 
-Three C extensions, COGRA's count kernel, the type-grained shared Kleene pass and the
-sequence pass over counts, are built where a compiler is at hand; without them the engine
+Four C extensions, COGRA's count kernel, the type-grained shared Kleene pass, the
+sequence pass over counts and the panes pass, are built where a compiler is at hand; without them the engine
 runs the same computation in Python. Everything else (metadata, dependencies, package
 data) is in pyproject.toml.
 """
@@ -32,7 +32,7 @@ setup(
         Extension(
             "trendlake.engine.strategies.cogra._steps",
             ["engine/strategies/cogra/_steps.c"],
-            depends=["engine/count128.h"],
+            depends=["engine/count128.h", "engine/steps.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),
@@ -51,6 +51,15 @@ setup(
             "trendlake.engine.shared.sequence._counts",
             ["engine/shared/sequence/_counts.c"],
             depends=["engine/count128.h"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        ),
+        # the panes pass (queries that differ only in their windows): optional likewise; without
+        # it the planners do not plan ``panes`` groups (docs/engine.md, "Shared panes")
+        Extension(
+            "trendlake.engine.shared.panes._panes",
+            ["engine/shared/panes/_panes.c"],
+            depends=["engine/count128.h", "engine/steps.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),

@@ -52,6 +52,7 @@ EXPERIMENTS: dict[str, str] = {
     "calibrate_graph": "benchmarks.experiments.calibrate_graph",
     # measures one sharing kind's internals, so it lives outside the kind-free experiments
     "typed_sharing": "benchmarks.calibration.typed_sharing",
+    "calibrate_panes": "benchmarks.calibration.panes",
     "ingest": "benchmarks.experiments.ingest",
     "replay": "benchmarks.experiments.replay",
     "replay_shared": "benchmarks.experiments.replay_shared",

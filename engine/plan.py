@@ -284,6 +284,8 @@ def _sharing_problems(plan: dict[str, Any], queries_ok: bool = True) -> list[str
         if gid in ids:
             found.append(f"sharing group id {gid} is used twice")
         ids.add(gid)
+        kind = kind_of(group["kind"])
+        same_window = getattr(kind, "same_window", True)  # a kind may hold queries of other windows
         for name in group["queries"]:
             q = queries.get(name)
             if q is None:
@@ -292,9 +294,8 @@ def _sharing_problems(plan: dict[str, Any], queries_ok: bool = True) -> list[str
             if name in owner:
                 found.append(f"query {name} is in sharing groups {owner[name]} and {gid}")
             owner[name] = gid
-            if q["partition_by"] != group["partition_by"] or q["window"] != group["window"]:
+            if q["partition_by"] != group["partition_by"] or (q["window"] != group["window"] and same_window):
                 found.append(f"sharing group {gid}: query {name} has other partitioning or windows than the group")
-        kind = kind_of(group["kind"])
         if kind is None:
             found.append(f"sharing group {gid}: kind {group['kind']} is not known to this engine")
         elif not found:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trendlake.engine.numbers import CAP, Far, FSum, norm, out_value
+from trendlake.engine.numbers import CAP, Far, FSum, decode_counts, norm, out_value
 from trendlake.engine.query import CompiledQuery
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "merge",
     "merge_into",
     "to_state",
+    "count_results",
 ]
 
 
@@ -235,3 +236,15 @@ def is_equal(a: Any, b: Any, rel: float = 1e-9) -> bool:
             return a is b
         return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
     return a == b
+
+
+def count_results(values: bytes, rows: int, count_vars: list[str]) -> list[WindowResult]:
+    """The results of ``rows`` windows from a compiled kernel's counts (per window the trends,
+    then COUNT(E) per variable of ``count_vars``; ``numbers.decode_counts``)."""
+    width = 1 + len(count_vars)
+    flat = decode_counts(values, rows, width).reshape(-1).tolist()
+    trends = flat[::width]
+    if width == 1:
+        return [WindowResult(t) for t in trends]
+    per_key = [flat[1 + j :: width] for j in range(len(count_vars))]
+    return [WindowResult(t, dict(zip(count_vars, c, strict=True))) for t, *c in zip(trends, *per_key, strict=True)]

@@ -73,9 +73,12 @@ def optimize(
     stream: str | None = None,
     statistics: dict[str, Any] | Statistics | None = None,
     planner: str = "auto",
+    incremental: bool = False,
 ) -> PlanRef:
     """Compile the workload, plan it with ``planner`` and make that plan current.
 
+    ``incremental``: plan against the current plan of the workload, where there is one
+    (``optimizer.build_plan(previous=)``: Weave Share's trees woven into the stored ones).
     The lake root must exist (``trendlake ingest`` creates it): a mistyped
     ``--lake`` is an error, not a new empty lake.
     """
@@ -90,8 +93,10 @@ def optimize(
     text = Path(workload_path).read_text()
     schema = resolve_stream(stream, lake_root)[1] if stream else None
     workload = optimizer.compile_workload(text, stream_schema=schema, path=str(workload_path))
+    previous = previous_plan(lake_root, workload_name(workload_path)) if incremental else None
     plan = optimizer.build_plan(
-        workload, planner=planner, statistics=statistics, stream=schema["stream"] if schema else None
+        workload, planner=planner, statistics=statistics, stream=schema["stream"] if schema else None,
+        previous=previous,
     )
     validate_plan(plan)
     name = workload_name(workload_path)
@@ -109,6 +114,26 @@ def optimize(
     _atomic_write(lake.inside(folder / POINTER), json.dumps(pointer) + "\n")
     log.info("plan %s for workload %s (%s)", plan["plan_id"], name, "new" if created else "unchanged")
     return PlanRef(name, plan["plan_id"], path, created)
+
+
+def previous_plan(lake_root: str | Path, workload: str) -> dict[str, Any] | None:
+    """The workload's current plan, or None where it has none yet."""
+    if not (plans_dir(lake_root, workload) / POINTER).exists():
+        return None
+    return current_plan(lake_root, workload)
+
+
+def changed_little(previous: dict[str, Any] | None, workload_path: str | Path, limit: float = 0.25) -> bool:
+    """Whether the workload's queries differ from ``previous``'s (by name: added or removed) in
+    at most ``limit`` of them: the nightly plan is then made incrementally."""
+    from trendlake import optimizer
+
+    if previous is None:
+        return False
+    old = {q["name"] for q in previous.get("queries", [])}
+    new = {q.name for q in optimizer.parse_workload(Path(workload_path).read_text()).queries}
+    changed = len(set(old) ^ new)
+    return changed <= limit * max(len(old), len(new), 1)
 
 
 def current_plan(lake_root: str | Path, workload: str) -> dict[str, Any]:

@@ -140,13 +140,23 @@ def run_stats(end: datetime, settings: Settings | None = None) -> dict[str, Any]
 
 
 def run_optimize(settings: Settings | None = None) -> dict[str, Any]:
-    from trendlake.jobs.optimize import latest_statistics, optimize
+    """The nightly plan: incremental (``optimize --incremental``) when the workload changed
+    little since the current plan (``changed_little``), else from scratch."""
+    from trendlake.jobs.optimize import (
+        changed_little,
+        latest_statistics,
+        optimize,
+        previous_plan,
+        workload_name,
+    )
 
     s = settings or Settings.from_env()
+    incremental = changed_little(previous_plan(s.lake, workload_name(s.workload)), s.workload)
     ref = optimize(
-        s.lake, s.workload, stream=s.stream, statistics=latest_statistics(s.lake, s.stream), planner=s.planner
+        s.lake, s.workload, stream=s.stream, statistics=latest_statistics(s.lake, s.stream), planner=s.planner,
+        incremental=incremental,
     )
-    return {"plan_id": ref.plan_id, "path": str(ref.path), "created": ref.created}
+    return {"plan_id": ref.plan_id, "path": str(ref.path), "created": ref.created, "incremental": incremental}
 
 
 def validate_current_plan(settings: Settings | None = None) -> str:

@@ -28,6 +28,8 @@ __all__ = [
     "CLASS_UPDATE_COST",
     "GRAPH_ENTRY_COST",
     "GRAPH_UNIT_COST",
+    "PANE_PRODUCT_COST",
+    "PANE_STEP_COST",
     "PYTHON_SNAPSHOT_COST",
     "SEQUENCE_COMPILED_STEP_COST",
     "SEQUENCE_STEP_COST",
@@ -86,6 +88,16 @@ SEQUENCE_COMPILED_STEP_COST = 1.6
 # full`: the 8 flow queries of rides_team.etq on generated rides days of 30,000, 60,000 and
 # 100,000 events gave 0.720, 0.659 and 0.755; benchmarks/results/full/calibrate_graph.json).
 GRAPH_UNIT_COST = 0.72
+# The panes pass (engine/shared/panes/_panes.c, ``optimizer.planners.panes``): a step applied
+# to one state of a pane's map, and one entry of a pane map carried into a window's state
+# (a multiply-add), each in steps of COGRA's compiled kernel applied to one window.
+# `python -m benchmarks calibrate_panes` (--size small and full: 30,000 and 100,000 rides
+# events, states of 2 and 6 counts, three window sets; the compiled calls timed on their own)
+# measured the pass at 0.52-4.3x the speed of the kernel per query; the least-squares fits
+# per size (0.92, 0.021 and 0.52, 0.033) disagree. These values fit all twelve points within
+# 2.6x and never estimate a group cheaper than alone where it measured dearer.
+PANE_STEP_COST = 0.35
+PANE_PRODUCT_COST = 0.055
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ def build_plan(
     planner: str = "none",
     statistics: dict[str, Any] | Statistics | None = None,
     stream: str | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The plan of a checked workload made by ``planner`` (see ``optimizer.planners``): the
     query entries once, every kind's candidates once, the planner's groups numbered ``g0``,
@@ -85,10 +86,13 @@ def build_plan(
 
     ``statistics``: a statistics document (checked here: ``OptimizerError`` naming the bad
     field) or its ``Statistics`` view; the planners read the view, the plan records the
-    document."""
+    document. ``previous``: a plan of the same workload's earlier version to plan against
+    incrementally where a planner can (``weaveshare``: ``optimizer.planners.panes.stored``);
+    the plan's id then says ``incremental``."""
     from trendlake.optimizer.candidates import find
     from trendlake.optimizer.cost import plan_cost
     from trendlake.optimizer.planners import get_planner
+    from trendlake.optimizer.planners.panes import stored
 
     plan_fn = get_planner(planner)
     document = statistics.to_dict() if isinstance(statistics, Statistics) else statistics
@@ -101,11 +105,13 @@ def build_plan(
     if planner == "auto":  # every costed planner's plan estimated, the cheapest kept
         from trendlake.optimizer.planners.auto import choose
 
-        choice = choose(entries, candidates, statistics)
+        with stored(previous):
+            choice = choose(entries, candidates, statistics)
         groups, estimate, alternatives = choice.groups, choice.estimated_cost, choice.alternatives
         chosen = {"chosen_planner": choice.planner}
     else:
-        groups = plan_fn(entries, candidates, statistics)
+        with stored(previous):
+            groups = plan_fn(entries, candidates, statistics)
         if statistics is not None:
             cost, alone = plan_cost(entries, groups, statistics)
             estimate = round(cost, 6)
@@ -118,7 +124,8 @@ def build_plan(
     plan = {
         "format_version": FORMAT_VERSION,
         "workload_hash": whash,
-        "plan_id": f"{whash.split(':', 1)[1][:12]}-{planner}-{statistics_fingerprint(document)}",
+        "plan_id": f"{whash.split(':', 1)[1][:12]}-{planner}{'-incremental' if previous else ''}-"
+                   f"{statistics_fingerprint(document)}",
         "planner": planner,
         **chosen,
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

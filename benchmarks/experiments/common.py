@@ -118,6 +118,8 @@ PLANNER_LABELS = {
     "gloria": "GLORIA",
     "gloria-noprune": "GLORIA without pruning (NoPrune)",
     "gloria-greedy": "GLORIA's Greedy",
+    "shared-panes": "Weave Share's Shared: one group over the panes of all its windows",
+    "weaveshare": "Weave Share: execution trees by the greedy merge",
     "share-all": "every sharable set shared",
     "auto": "auto: the plan of least estimated cost among the planners",
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from trendlake.engine.shared.base import GroupInput, GroupResults, Kind
 from trendlake.engine.shared.kleene import KLEENE
+from trendlake.engine.shared.panes import PANES
 from trendlake.engine.shared.sequence import SEQUENCE
 
 __all__ = ["KINDS", "GroupInput", "GroupResults", "Kind", "kind_of"]
@@ -17,6 +18,7 @@ __all__ = ["KINDS", "GroupInput", "GroupResults", "Kind", "kind_of"]
 KINDS: dict[str, Kind] = {
     KLEENE.name: KLEENE,
     SEQUENCE.name: SEQUENCE,
+    PANES.name: PANES,
 }
 
 

@@ -78,6 +78,8 @@ class Kind(Protocol):
 
     name: str
     body_schema: Mapping[str, Any]
+    # whether every query of a group has the group's window (else the kind checks the windows)
+    same_window: bool
 
     def check(self, group: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
         """Problems of a schema-valid group against the plan's query entries (by name), each a
@@ -126,6 +128,7 @@ class KindBase:
     and no upgrade of groups of older plan formats (a kind that had none overrides nothing)."""
 
     name: str
+    same_window = True
 
     def __init__(self) -> None:
         from trendlake.schemas import load_kind_schema

@@ -30,6 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="plan from these statistics instead of the lake's newest stats run")
     p.add_argument("--assume-uniform", action="store_true",
                    help="plan without statistics, assuming every event type has the same rate (recorded in the plan)")
+    p.add_argument("--incremental", action="store_true",
+                   help="plan against the workload's current plan: Weave Share's trees woven into the stored "
+                        "ones, re-planned where the woven plan costs more than 20%% above one from scratch")
     p.set_defaults(func=run)
 
 
@@ -40,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     statistics = planning_statistics(args) if (args.stats is not None or args.assume_uniform) else None
     if statistics is None and args.stream and not args.no_stats:
         statistics = latest_statistics(args.lake, args.stream)
-    ref = optimize(args.lake, args.workload, stream=args.stream, statistics=statistics, planner=args.planner)
+    ref = optimize(args.lake, args.workload, stream=args.stream, statistics=statistics, planner=args.planner,
+                   incremental=args.incremental)
     print(f"plan {ref.plan_id} is current for workload {ref.workload} ({ref.path})")
     return 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from trendlake.optimizer.candidates import kleene, sequence
+from trendlake.optimizer.candidates import kleene, panes, sequence
 
 __all__ = ["KINDS", "Candidate", "Candidates", "find"]
 
@@ -36,6 +36,7 @@ Candidates = Mapping[str, Sequence[Candidate]]
 KINDS: dict[str, Callable[[list[dict[str, Any]]], Sequence[Candidate]]] = {
     kleene.KIND: kleene.candidates,
     sequence.KIND: sequence.candidates,
+    panes.KIND: panes.candidates,
 }
 
 

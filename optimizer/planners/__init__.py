@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trendlake.optimizer.candidates import Candidates
-from trendlake.optimizer.planners import auto, gloria, hamlet, none, share_all
+from trendlake.optimizer.planners import auto, gloria, hamlet, none, panes, share_all
 
 Planner = Callable[[Mapping[str, dict[str, Any]], Candidates, Any], list[dict[str, Any]]]
 
@@ -29,6 +29,8 @@ PLANNERS: dict[str, Planner] = {
     "gloria": gloria.plan_gloria,
     "gloria-noprune": gloria.plan_noprune,
     "gloria-greedy": gloria.plan_greedy,
+    "shared-panes": panes.plan_shared,
+    "weaveshare": panes.plan_weaveshare,
     "share-all": share_all.plan,
     "auto": auto.plan,
 }

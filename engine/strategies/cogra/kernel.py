@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 from trendlake.engine.layout import LIMIT, Layout, frozen
-from trendlake.engine.numbers import FSum, decode_counts, exact_sum
+from trendlake.engine.numbers import FSum, exact_sum
 from trendlake.engine.query import CompiledQuery
-from trendlake.engine.results import WindowResult
+from trendlake.engine.results import WindowResult, count_results
 from trendlake.engine.strategies.cogra.prepare import Prepared
 from trendlake.engine.timeline import panes, window_range
 
@@ -325,18 +325,7 @@ def run_compiled(
     if not ks:
         return {}
     # per window: the trends, then COUNT(E) per key, summed over the END variables
-    width = 1 + len(owners)
-    values = decode_counts(vals_b, len(ks), width).reshape(-1).tolist()
-    trends = values[::width]
-    if width == 1:
-        results = [WindowResult(t) for t in trends]
-    else:
-        names = layout.cvars
-        per_key = [values[1 + j :: width] for j in range(len(names))]
-        results = [
-            WindowResult(t, dict(zip(names, counts, strict=True)))
-            for t, *counts in zip(trends, *per_key, strict=True)
-        ]
+    results = count_results(vals_b, len(ks), list(layout.cvars))
     if starts is None:
         return dict(zip(ks, results, strict=True))
     kids = np.frombuffer(kids_b, dtype=np.int64).tolist()

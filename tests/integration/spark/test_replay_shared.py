@@ -1,4 +1,4 @@
-"""Replay of a shared plan (Hamlet's shared Kleene executor) on real Spark and Delta.
+"""Replay of a shared plan (Hamlet's shared Kleene executor, shared panes) on real Spark and Delta.
 
 The plan travels with the job: each executor runs the sharing group of the
 plan on its partitions. The result tables must equal `trendlake eval` of the
@@ -57,15 +57,26 @@ DENSE_TRAVEL = {
 RISING = WORKLOAD.replace("WHERE [driver, rider]", "WHERE [driver, rider] AND Travel.duration < NEXT(Travel).duration")
 
 
-@pytest.mark.parametrize("text", [WORKLOAD, RISING], ids=["type-grained", "event-grained"])
+# one query under three windows: one panes group (Weave Share's "Shared")
+WINDOWS = "".join(
+    f"QUERY demand_{w}_{s}\nRETURN district, COUNT(*), COUNT(Travel) AS travels\nPATTERN SEQ(Request, Travel+)\n"
+    f"WHERE [driver, rider]\nGROUP-BY district\nWITHIN {w} minutes SLIDE {s} minutes;\n\n"
+    for w, s in ((30, 10), (20, 5), (45, 15))
+)
+
+
+@pytest.mark.parametrize(("text", "planner", "kind"), [
+    (WORKLOAD, "hamlet-static", "kleene"), (RISING, "hamlet-static", "kleene"), (WINDOWS, "shared-panes", "panes"),
+], ids=["type-grained", "event-grained", "panes"])
 def test_replay_of_a_shared_plan_equals_eval_of_each_query_alone(
-    sample_lake, lake_copy: Path, tmp_path: Path, spark, text: str
+    sample_lake, lake_copy: Path, tmp_path: Path, spark, text: str, planner: str, kind: str
 ) -> None:
     wl = tmp_path / "shared_rides.etq"
     wl.write_text(text)
-    optimize(lake_copy, wl, stream="rides", statistics=DENSE_TRAVEL, planner="hamlet-static")
+    optimize(lake_copy, wl, stream="rides", statistics=DENSE_TRAVEL, planner=planner)
     plan = current_plan(lake_copy, workload_name(wl))
-    assert [sorted(g["queries"]) for g in plan["sharing"]] == [["req_travel", "req_travel_dropoff", "travel_pickup"]]
+    names = sorted(q["name"] for q in plan["queries"])
+    assert [(g["kind"], sorted(g["queries"])) for g in plan["sharing"]] == [(kind, names)]
     report = replay(lake_copy, wl, FROM, TO, spark=spark)
     # the engine seconds measured on the executors: the group's, no query alone
     assert set(report.engine_seconds["groups"]) == {"g0"} and report.engine_seconds["groups"]["g0"] > 0

@@ -33,8 +33,9 @@ def test_the_summary_names_the_groups_and_compares_with_the_newest_report(tmp_pa
 def test_the_nightly_default_workload_shares_on_a_generated_day(tmp_path: Path) -> None:
     """The pipeline's default workload (rides_team.etq), planned by ``auto`` from the statistics
     of a generated rides day as the nightly DAG plans it: the district flow queries share the
-    event-grained graph of Travel, every other plan is recorded with why it lost, and the plan
-    passes the engine's check."""
+    event-grained graph of Travel, the demand queries (one query under five windows) share
+    panes, every other plan is recorded with why it lost, and the plan passes the engine's
+    check."""
     import pyarrow.parquet as pq
     from trendlake.datagen.streams import write_events
     from trendlake.jobs.pipeline import Settings
@@ -56,4 +57,7 @@ def test_the_nightly_default_workload_shares_on_a_generated_day(tmp_path: Path) 
     flow = {q.name for q in workload.queries if q.name.startswith("flow_")}
     assert len(flow) == 8
     assert any(g["kind"] == "kleene" and set(g["queries"]) == flow for g in plan["sharing"]), plan["sharing"]
+    demand = {q.name for q in workload.queries if q.name.startswith("demand_")}
+    assert len(demand) == 5
+    assert any(g["kind"] == "panes" and set(g["queries"]) == demand for g in plan["sharing"]), plan["sharing"]
     assert plan["estimated_cost"] < next(a["estimated_cost"] for a in plan["alternatives"] if a["planner"] == "none")

@@ -1,0 +1,122 @@
+"""The planners of the ``panes`` kind (Weave Share): queries that differ only in their windows.
+
+``shared-panes`` (Weave Share's "Shared") puts every candidate's queries in one
+group (one tree), where that is estimated cheaper than running them alone.
+``weaveshare`` splits each candidate into Weave Share's execution trees (the
+greedy merge on Weave Share's cost model, ``optimizer.weaveshare``, at the
+candidate's input rate from the statistics) and keeps each tree of two or more
+queries as a group where it is estimated cheaper than alone. Planned within
+``stored(previous plan)`` (``build_plan(..., previous=)``, ``trendlake optimize
+--incremental``), it weaves each candidate's queries into the previous plan's
+``panes`` groups instead (``weaveshare.incremental``): kept where the woven
+plan's cost is within ``TOLERANCE`` of the plan from scratch, else re-planned;
+each group records ``parameters.woven`` (1: woven, 0: re-planned).
+
+Estimates, per unit of time, in steps of COGRA's compiled kernel: alone, each
+query applies each step (a run of one variable's events, ``optimizer.cost``'s
+steps per window over the window's length) to each of its open windows,
+``within / slide`` of them. Over panes, each step is applied once to the
+pane's map, ``D + 1`` states for a state of ``D`` counts (``PANE_STEP_COST`` per
+state), and each window carries the state through its panes with events
+(at most one per step, at most the group's edges in the window), each a
+``D x (D + 1)`` product (``PANE_PRODUCT_COST`` per entry). A group's
+``estimated_cost`` is its queries' cost alone (``optimizer.cost.alone_costs``)
+and that times the ratio of the two rates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from trendlake.optimizer import weaveshare
+from trendlake.optimizer.candidates import Candidates, panes
+from trendlake.optimizer.cost import PANE_PRODUCT_COST, PANE_STEP_COST, alone_costs, rates_for
+
+__all__ = ["TOLERANCE", "estimate", "plan_shared", "plan_weaveshare", "stored"]
+
+# how far above the from-scratch plan's cost (Weave Share's Eq. 1) a woven plan may be kept
+TOLERANCE = 0.2
+# the previous plan's panes groups (query names), while planning incrementally
+_STORED: ContextVar[list[list[str]] | None] = ContextVar("stored_panes_groups", default=None)
+
+
+@contextmanager
+def stored(previous: Mapping[str, Any] | None) -> Iterator[None]:
+    """Plan ``weaveshare`` incrementally against ``previous``'s panes groups (None: from scratch)."""
+    groups = None if previous is None else [list(g["queries"]) for g in previous.get("sharing", [])
+                                            if g.get("kind") == panes.KIND]
+    token = _STORED.set(groups)
+    try:
+        yield
+    finally:
+        _STORED.reset(token)
+
+
+def plan_shared(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
+    """One group per candidate, all its queries, where estimated cheaper than alone."""
+    groups = []
+    for cand in candidates.get(panes.KIND, []):
+        shared, alone = estimate(entries, cand.queries, statistics)
+        if shared < alone:
+            groups.append(panes.group(entries, list(cand.queries), parameters={}, estimated_cost=(shared, alone)))
+    return groups
+
+
+def plan_weaveshare(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
+    """Weave Share's trees of each candidate, each of two or more queries a group where
+    estimated cheaper than alone."""
+    groups = []
+    for cand in candidates.get(panes.KIND, []):
+        first = entries[cand.queries[0]]
+        types = {v["type"] for v in first["variables"] if not v["negated"]}
+        within = int(first["window"]["within_us"])
+        rate = sum(rates_for(statistics, within, types).events.values()) / within
+        queries = weaveshare.from_entries([entries[q] for q in cand.queries])
+        trees, woven = _trees(queries, max(rate, 1e-12))
+        for names in trees:
+            names = [q for q in cand.queries if q in set(names)]
+            if len(names) < 2:
+                continue
+            shared, alone = estimate(entries, names, statistics)
+            if shared < alone:
+                parameters = {} if woven is None else {"woven": float(woven)}
+                groups.append(panes.group(entries, names, parameters=parameters, estimated_cost=(shared, alone)))
+    return groups
+
+
+def _trees(queries: Sequence[Any], rate: float) -> tuple[list[tuple[str, ...]], bool | None]:
+    """Weave Share's trees of ``queries`` (names), from scratch (woven None) or woven into the
+    stored groups (woven: whether the woven plan was kept)."""
+    stored_groups = _STORED.get()
+    if stored_groups is None:
+        return [t.names for t in weaveshare.plan_trees(queries, rate)], None
+    by_name = {q.name: q for q in queries}
+    old = [[by_name[n] for n in g if n in by_name] for g in stored_groups]
+    old = [g for g in old if g]
+    got = weaveshare.incremental(old, queries, rate, tolerance=TOLERANCE)
+    return [t.names for t in got.trees], not got.replanned
+
+
+def counts_of(entry: Mapping[str, Any]) -> int:
+    """The counts of a query's window state: per positive variable its count and COUNT(E)s."""
+    positive = [v for v in entry["variables"] if not v["negated"]]
+    keys = {a.get("var") for a in entry["aggregates"] if a["fn"] == "count"}
+    return len(positive) * (1 + len(keys))
+
+
+def estimate(entries: Mapping[str, Mapping[str, Any]], queries: Sequence[str], statistics: Any) -> tuple[float, float]:
+    """(shared, non-shared) cost per window of ``queries`` as one ``panes`` group."""
+    costs = alone_costs({q: entries[q] for q in queries}, statistics)
+    windows = panes.windows_of(entries, queries)
+    # steps per microsecond (the same query: the same steps, whatever its window)
+    rate = sum(costs[q] / w for q, (w, _) in zip(queries, windows, strict=True)) / len(queries)
+    alone_rate = sum(rate * w / s for w, s in windows)
+    d = counts_of(entries[queries[0]])
+    edges_per_us = len(panes.edges_of(windows)) / panes.slide_of(windows)
+    products = sum(min(edges_per_us * w, rate * w) / s for w, s in windows)
+    shared_rate = rate * (d + 1) * PANE_STEP_COST + products * d * (d + 1) * PANE_PRODUCT_COST
+    non_shared = sum(costs.values())
+    return (non_shared * shared_rate / alone_rate if alone_rate > 0 else non_shared), non_shared
