@@ -1,0 +1,184 @@
+"""Sharon's searches over a Sharon graph, and the optimizer from a workload to a plan.
+
+* ``sharon`` (§V-VI): the graph reduction (``graph.reduce``: conflict-free vertices taken,
+  conflict-ridden ones removed with the GWMIN bound), then the sharing plan finder on
+  each connected component of the reduced graph (independent sets of different
+  components combine freely, so the optimum is the sum of the components' optima). The
+  plan finder (Algorithms 12-13) walks the valid plans level by level: level 1 is the
+  vertices, level 2 the non-adjacent pairs, and a plan of size ``s + 1`` is made from two
+  valid plans of size ``s`` with the same first ``s - 1`` vertices whose last vertices
+  are not adjacent (Lemmas 4-6: every valid plan is made exactly once, no invalid plan
+  is). Plans keep their vertices in increasing order; the best plan seen is kept (the
+  first of equal score). Past ``MAX_PLANS`` plans generated in one component, that
+  component takes GWMIN's set instead (the paper's fallback when the search runs too
+  long) and the plan is not claimed optimal (``stats.exact``).
+* ``greedy``: GWMIN on the whole graph.
+* ``exhaustive``: every subset of the vertices, the best independent one; it refuses
+  graphs of more than ``EXHAUSTIVE_LIMIT`` vertices (``2**20`` subsets take about a
+  second).
+
+``optimize`` builds the graph of a workload: the beneficial candidates (``expand=False``,
+the paper's §III-VI) or the beneficial options of every candidate (``expand=True``, the
+default, §VII), each weighted by its benefit, with Def. 6's conflicts as edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from trendlake.optimizer.errors import OptimizerError
+from trendlake.optimizer.sharon.cost import benefit, non_shared_cost
+from trendlake.optimizer.sharon.graph import Graph, gwmin, gwmin_bound, members, reduce
+from trendlake.optimizer.sharon.model import Candidate, Workload, conflicts, from_entries
+from trendlake.optimizer.sharon.plan import SearchStats, Shared, SharingPlan
+from trendlake.optimizer.sharon.resolve import MAX_OPTIONS, expand
+
+__all__ = ["EXHAUSTIVE_LIMIT", "MAX_PLANS", "SEARCHES", "Selection", "choose", "exhaustive", "graph_of",
+           "greedy", "optimize", "plan_finder", "sharon", "vertices_of"]
+
+EXHAUSTIVE_LIMIT = 20
+MAX_PLANS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A search's independent set, its weight and what the search did."""
+
+    vertices: tuple[int, ...]
+    weight: float
+    conflict_free: int = 0
+    conflict_ridden: int = 0
+    components: int = 0
+    plans: int = 0
+    exact: bool = True
+
+
+def plan_finder(g: Graph, within: int, max_plans: int = MAX_PLANS) -> tuple[tuple[int, ...], float, int] | None:
+    """Algorithms 12-13 on the vertices of ``within``: the best valid plan, its score and
+    the number of valid plans generated; None past ``max_plans``."""
+    w, adj = g.weights, g.adj
+    level = [((v,), w[v]) for v in members(within)]
+    if not level:
+        return (), 0.0, 0
+    best, best_w = max(level, key=lambda x: (x[1], -x[0][0]))
+    generated = len(level)
+    while level:
+        children: list[tuple[tuple[int, ...], float]] = []
+        i = 0
+        while i < len(level):  # plans with the same first s - 1 vertices are contiguous
+            j = i + 1
+            while j < len(level) and level[j][0][:-1] == level[i][0][:-1]:
+                j += 1
+            for a in range(i, j):
+                plan, score = level[a]
+                near = adj[plan[-1]]
+                for b in range(a + 1, j):
+                    last = level[b][0][-1]
+                    if not near >> last & 1:
+                        children.append((plan + (last,), score + w[last]))
+            if generated + len(children) > max_plans:
+                return None
+            i = j
+        generated += len(children)
+        for plan, score in children:
+            if score > best_w:
+                best, best_w = plan, score
+        level = children
+    return best, best_w, generated
+
+
+def sharon(g: Graph, max_plans: int = MAX_PLANS) -> Selection:
+    """The reduction, then the plan finder per component of the reduced graph."""
+    red = reduce(g)
+    chosen = list(red.conflict_free)
+    plans, exact = 0, True
+    left = sum(1 << v for v in red.remaining)
+    parts = g.components(left)
+    for part in parts:
+        found = plan_finder(g, part, max_plans)
+        if found is None:
+            exact = False
+            chosen.extend(gwmin(g, part))
+            plans += max_plans
+        else:
+            chosen.extend(found[0])
+            plans += found[2]
+    chosen.sort()
+    return Selection(tuple(chosen), g.weight(chosen), len(red.conflict_free), len(red.conflict_ridden),
+                     len(parts), plans, exact)
+
+
+def greedy(g: Graph) -> Selection:
+    """GWMIN on the whole graph."""
+    chosen = sorted(gwmin(g))
+    return Selection(tuple(chosen), g.weight(chosen), exact=False)
+
+
+def exhaustive(g: Graph, limit: int = EXHAUSTIVE_LIMIT) -> Selection:
+    """Every subset of the vertices (``2**n``), the heaviest independent one."""
+    if g.n > limit:
+        raise OptimizerError(f"exhaustive search: the Sharon graph has {g.n} vertices, more than {limit} "
+                             f"(2**{g.n} plans); use the sharon or greedy search")
+    size = 1 << g.n
+    score = [0.0] * size
+    valid = bytearray(size)
+    valid[0] = 1
+    best, best_w = 0, 0.0
+    w, adj = g.weights, g.adj
+    for mask in range(1, size):
+        low = mask & -mask
+        v = low.bit_length() - 1
+        rest = mask ^ low
+        if valid[rest] and not adj[v] & rest:
+            valid[mask] = 1
+            s = score[mask] = score[rest] + w[v]
+            if s > best_w:
+                best, best_w = mask, s
+    return Selection(tuple(members(best)), best_w, plans=size)
+
+
+SEARCHES: Mapping[str, Callable[..., Selection]] = {"sharon": sharon, "greedy": greedy, "exhaustive": exhaustive}
+
+
+def vertices_of(wl: Workload, expanded: bool = True, max_options: int = MAX_OPTIONS) -> list[tuple[Candidate, float]]:
+    """The Sharon graph's vertices with their benefits: the beneficial candidates, or the
+    beneficial options of every candidate."""
+    if expanded:
+        return expand(wl, wl.candidates, max_options)
+    out = []
+    for c in wl.candidates:
+        value = benefit(wl, c)
+        if value > 0:
+            out.append((c, value))
+    return out
+
+
+def graph_of(cands: Sequence[Candidate], weights: Sequence[float]) -> Graph:
+    """The Sharon graph of ``cands`` weighted by ``weights`` (Algorithm 1's edges: Def. 6)."""
+    return Graph(weights, conflicts(cands), [c.id for c in cands])
+
+
+def optimize(wl: Workload, search: str = "sharon", expanded: bool = True, max_options: int = MAX_OPTIONS,
+             max_plans: int = MAX_PLANS) -> SharingPlan:
+    """The sharing plan ``search`` finds on the workload's Sharon graph."""
+    if search not in SEARCHES:
+        raise OptimizerError(f"unknown Sharon search {search!r}: one of {', '.join(SEARCHES)}")
+    verts = vertices_of(wl, expanded, max_options)
+    cands = [c for c, _ in verts]
+    g = graph_of(cands, [v for _, v in verts])
+    sel = sharon(g, max_plans) if search == "sharon" else SEARCHES[search](g)
+    shared = tuple(Shared(c.id, c.pattern, c.queries, tuple(c.positions[q] for q in c.queries), verts[v][1], c.origin)
+                   for v in sel.vertices for c in [cands[v]])
+    stats = SearchStats(search, len(wl.candidates), g.n, g.edge_count, gwmin_bound(g), sel.conflict_free,
+                        sel.conflict_ridden, sel.components, sel.plans, sel.exact if search != "greedy" else False)
+    return SharingPlan(shared, sel.weight, non_shared_cost(wl), stats)
+
+
+def choose(entries: Sequence[Mapping[str, Any]], rates: Mapping[str, float],
+           selectivity: Mapping[tuple[str, str], float] | None = None, search: str = "sharon",
+           expanded: bool = True) -> SharingPlan:
+    """The chosen candidates, with their benefits, of the plan's query entries under
+    ``rates`` (event type -> events per window)."""
+    return optimize(from_entries(entries, rates, selectivity), search, expanded)
