@@ -23,6 +23,7 @@ neighbours; a vertex set is a bit mask too.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -120,13 +121,24 @@ def gwmin_bound(g: Graph, within: int | None = None) -> float:
 
 
 def gwmin(g: Graph, within: int | None = None) -> list[int]:
-    """GWMIN's independent set on the vertices of ``within``, in the order taken."""
+    """GWMIN's independent set on the vertices of ``within``, in the order taken (a heap
+    of ``weight / (degree + 1)``, degrees kept up to date as vertices go)."""
     left = g.all if within is None else within
+    degree = {v: g.degree(v, left) for v in members(left)}
+    heap = [(-g.weights[v] / (d + 1), v, d) for v, d in degree.items()]
+    heapq.heapify(heap)
     out = []
-    while left:
-        v = max(members(left), key=lambda u: (g.weights[u] / (g.degree(u, left) + 1), -u))
+    while heap:
+        _, v, d = heapq.heappop(heap)
+        if not left >> v & 1 or degree[v] != d:
+            continue  # gone, or an old entry
         out.append(v)
-        left &= ~(g.adj[v] | 1 << v)
+        gone = (g.adj[v] & left) | 1 << v
+        left &= ~gone
+        for u in members(gone):
+            for x in members(g.adj[u] & left):
+                degree[x] -= 1
+                heapq.heappush(heap, (-g.weights[x] / (degree[x] + 1), x, degree[x]))
     return out
 
 

@@ -48,6 +48,7 @@ class SearchStats:
     conflict_ridden: int
     components: int
     plans: int
+    nodes: int
     exact: bool
 
     def to_dict(self) -> dict[str, Any]:

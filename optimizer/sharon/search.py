@@ -30,16 +30,17 @@ from typing import Any
 
 from trendlake.optimizer.errors import OptimizerError
 from trendlake.optimizer.sharon.cost import benefit, non_shared_cost
-from trendlake.optimizer.sharon.graph import Graph, gwmin, gwmin_bound, members, reduce
+from trendlake.optimizer.sharon.graph import TOLERANCE, Graph, gwmin, gwmin_bound, members, reduce
 from trendlake.optimizer.sharon.model import Candidate, Workload, conflicts, from_entries
 from trendlake.optimizer.sharon.plan import SearchStats, Shared, SharingPlan
 from trendlake.optimizer.sharon.resolve import MAX_OPTIONS, expand
 
-__all__ = ["EXHAUSTIVE_LIMIT", "MAX_PLANS", "SEARCHES", "Selection", "choose", "exhaustive", "graph_of",
-           "greedy", "optimize", "plan_finder", "sharon", "vertices_of"]
+__all__ = ["EXHAUSTIVE_LIMIT", "MAX_NODES", "MAX_PLANS", "SEARCHES", "Selection", "branch_and_bound", "choose",
+           "exhaustive", "graph_of", "greedy", "optimize", "plan_finder", "sharon", "vertices_of"]
 
 EXHAUSTIVE_LIMIT = 20
-MAX_PLANS = 1_000_000
+MAX_PLANS = 100_000  # valid plans the plan finder may generate in one component
+MAX_NODES = 1_000_000  # nodes the branch and bound may visit in one component
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,9 @@ class Selection:
     conflict_ridden: int = 0
     components: int = 0
     plans: int = 0
+    nodes: int = 0
     exact: bool = True
+    bound: float | None = None
 
 
 def plan_finder(g: Graph, within: int, max_plans: int = MAX_PLANS) -> tuple[tuple[int, ...], float, int] | None:
@@ -89,25 +92,81 @@ def plan_finder(g: Graph, within: int, max_plans: int = MAX_PLANS) -> tuple[tupl
     return best, best_w, generated
 
 
-def sharon(g: Graph, max_plans: int = MAX_PLANS) -> Selection:
-    """The reduction, then the plan finder per component of the reduced graph."""
-    red = reduce(g)
+class _Budget(Exception):
+    """The branch and bound ran past its node budget."""
+
+
+def branch_and_bound(g: Graph, within: int, max_nodes: int = MAX_PLANS,
+                     start: Sequence[int] = ()) -> tuple[tuple[int, ...], float, int] | None:
+    """An exact maximum weight independent set of the vertices of ``within``, depth first:
+    take the heaviest vertex left (drop its neighbours) or leave it, never building an
+    invalid plan. The vertices are cut once into cliques (greedily, heaviest first); an
+    independent set takes at most one vertex of a clique, so a branch whose score plus
+    the heaviest vertex left of each clique cannot beat the best plan so far is cut.
+    ``start`` (a valid plan) is the first best plan. Returns the plan, its weight and the
+    nodes visited; None past ``max_nodes``."""
+    verts = sorted(members(within), key=lambda v: (-g.weights[v], v))  # local 0 = heaviest
+    local = {v: i for i, v in enumerate(verts)}
+    w = [g.weights[v] for v in verts]
+    adj = [sum(1 << local[u] for u in members(g.adj[v] & within)) for v in verts]
+    cliques = []
+    left = (1 << len(verts)) - 1
+    while left:  # lowest bit = heaviest vertex
+        clique = rest = left & -left
+        rest = adj[clique.bit_length() - 1] & left
+        while rest:
+            low = rest & -rest
+            clique |= low
+            rest &= adj[low.bit_length() - 1]
+        cliques.append(clique)
+        left &= ~clique
+    best: tuple[tuple[int, ...], float] = (tuple(local[v] for v in start), g.weight(start))
+    nodes = 0
+    stack: list[tuple[int, float, tuple[int, ...]]] = [((1 << len(verts)) - 1, 0.0, ())]
+    while stack:
+        cand, score, chosen = stack.pop()
+        nodes += 1
+        if nodes > max_nodes:
+            return None
+        if score > best[1]:
+            best = (chosen, score)
+        bound = score
+        for c in cliques:
+            low = c & cand
+            if low:
+                bound += w[(low & -low).bit_length() - 1]
+        if not cand or bound <= best[1] + TOLERANCE * max(1.0, abs(best[1])):
+            continue
+        v = (cand & -cand).bit_length() - 1
+        stack.append((cand & ~(1 << v), score, chosen))  # leave v (searched second)
+        stack.append((cand & ~adj[v] & ~(1 << v), score + w[v], (*chosen, v)))  # take v
+    return tuple(sorted(verts[i] for i in best[0])), best[1], nodes
+
+
+def sharon(g: Graph, max_plans: int = MAX_PLANS, max_nodes: int = MAX_NODES) -> Selection:
+    """The reduction, then per component of the reduced graph the plan finder; past
+    ``max_plans`` the branch and bound; past ``max_nodes`` GWMIN (not exact)."""
+    red = reduce(g, max(gwmin_bound(g), g.weight(gwmin(g))))
     chosen = list(red.conflict_free)
-    plans, exact = 0, True
-    left = sum(1 << v for v in red.remaining)
-    parts = g.components(left)
+    plans = nodes = 0
+    exact = True
+    parts = g.components(sum(1 << v for v in red.remaining))
     for part in parts:
         found = plan_finder(g, part, max_plans)
+        if found is not None:
+            plans += found[2]
+        else:
+            plans += max_plans
+            found = branch_and_bound(g, part, max_nodes, gwmin(g, part))
+            nodes += found[2] if found is not None else max_nodes
         if found is None:
             exact = False
             chosen.extend(gwmin(g, part))
-            plans += max_plans
         else:
             chosen.extend(found[0])
-            plans += found[2]
     chosen.sort()
     return Selection(tuple(chosen), g.weight(chosen), len(red.conflict_free), len(red.conflict_ridden),
-                     len(parts), plans, exact)
+                     len(parts), plans, nodes, exact, red.bound)
 
 
 def greedy(g: Graph) -> Selection:
@@ -161,18 +220,19 @@ def graph_of(cands: Sequence[Candidate], weights: Sequence[float]) -> Graph:
 
 
 def optimize(wl: Workload, search: str = "sharon", expanded: bool = True, max_options: int = MAX_OPTIONS,
-             max_plans: int = MAX_PLANS) -> SharingPlan:
+             max_plans: int = MAX_PLANS, max_nodes: int = MAX_NODES) -> SharingPlan:
     """The sharing plan ``search`` finds on the workload's Sharon graph."""
     if search not in SEARCHES:
         raise OptimizerError(f"unknown Sharon search {search!r}: one of {', '.join(SEARCHES)}")
     verts = vertices_of(wl, expanded, max_options)
     cands = [c for c, _ in verts]
     g = graph_of(cands, [v for _, v in verts])
-    sel = sharon(g, max_plans) if search == "sharon" else SEARCHES[search](g)
+    sel = sharon(g, max_plans, max_nodes) if search == "sharon" else SEARCHES[search](g)
     shared = tuple(Shared(c.id, c.pattern, c.queries, tuple(c.positions[q] for q in c.queries), verts[v][1], c.origin)
                    for v in sel.vertices for c in [cands[v]])
-    stats = SearchStats(search, len(wl.candidates), g.n, g.edge_count, gwmin_bound(g), sel.conflict_free,
-                        sel.conflict_ridden, sel.components, sel.plans, sel.exact if search != "greedy" else False)
+    stats = SearchStats(search, len(wl.candidates), g.n, g.edge_count,
+                        sel.bound if sel.bound is not None else gwmin_bound(g), sel.conflict_free,
+                        sel.conflict_ridden, sel.components, sel.plans, sel.nodes, sel.exact)
     return SharingPlan(shared, sel.weight, non_shared_cost(wl), stats)
 
 

@@ -274,8 +274,12 @@ def test_exhaustive_refuses_a_large_graph_politely() -> None:
     assert sharon(g).weight == (n + 1) // 2  # a path: every other vertex
 
 
-def test_the_plan_finder_falls_back_to_gwmin_past_its_limit() -> None:
+def test_past_the_plan_finders_limit_branch_and_bound_then_gwmin() -> None:
+    """A path of 12 vertices of weight 1 has 376 valid plans, the best of weight 6."""
     g = Graph([1.0] * 12, [(i, i + 1) for i in range(11)])
+    assert sharon(g).exact and sharon(g).plans == 376 and sharon(g).nodes == 0
     sel = sharon(g, max_plans=20)
-    assert not sel.exact and g.independent(sel.vertices)
-    assert sharon(g).exact and sharon(g).weight == 6
+    assert sel.exact and sel.weight == 6 and sel.nodes > 0
+    assert sharon(g, max_plans=20, max_nodes=1).nodes == 1  # GWMIN's plan meets the clique cover bound
+    sel = sharon(g, max_plans=20, max_nodes=0)
+    assert not sel.exact and g.independent(sel.vertices) and sel.weight == 6  # GWMIN on a path

@@ -3,7 +3,8 @@
 Graphs: up to 10 vertices with random positive weights and conflicts; every independent
 set is enumerated here (``itertools``, pairwise edge checks), apart from the library.
 
-* ``sharon`` and ``exhaustive`` reach the optimum; every search returns an independent
+* ``sharon`` (its plan finder, and its branch and bound) and ``exhaustive`` reach the
+  optimum; every search returns an independent
   set; GWMIN weighs no more than the optimum and no less than its bound (Eq. 10).
 * The reduction never removes a vertex of an optimal plan (every plan through a
   conflict-ridden vertex weighs less than the optimum) and every conflict-free vertex is
@@ -31,6 +32,7 @@ from trendlake.optimizer import compile_workload
 from trendlake.optimizer.plan import query_entry
 from trendlake.optimizer.sharon import (
     Graph,
+    branch_and_bound,
     exhaustive,
     from_entries,
     greedy,
@@ -81,6 +83,10 @@ def test_searches_on_random_graphs(case: tuple[list[float], list[tuple[int, int]
         assert is_independent(search.vertices, edges)
         assert abs(search.weight - sum(weights[v] for v in search.vertices)) <= TOL * max(1.0, best)
     assert abs(sharon(g).weight - best) <= TOL * max(1.0, best)
+    assert abs(sharon(g, max_plans=0).weight - best) <= TOL * max(1.0, best)  # branch and bound
+    found = branch_and_bound(g, g.all)
+    assert found is not None and is_independent(found[0], edges)
+    assert abs(found[1] - best) <= TOL * max(1.0, best)
     assert abs(exhaustive(g).weight - best) <= TOL * max(1.0, best)
     assert gwmin_bound(g) - TOL * max(1.0, best) <= greedy(g).weight <= best + TOL * max(1.0, best)
 
