@@ -14,8 +14,10 @@ neighbours; a vertex set is a bit mask too.
   *conflict-free* and goes to every optimal plan (Def. 14); a vertex whose
   ``Score_max`` -- the weight of the conflict-free vertices plus every vertex left that is
   not its neighbour (itself included, Def. 12) -- is below the bound is *conflict-ridden*
-  (Def. 13) and is removed. The bound is Eq. 10 on the whole graph, computed once, as the
-  paper does. Each removal only lowers other vertices' ``Score_max``, so the fixed point
+  (Def. 13) and is removed. The bound is computed once on the whole graph: Eq. 10 by
+  default, as the paper does (``search.sharon`` passes the larger of Eq. 10 and the
+  weight of GWMIN's set: any valid plan's weight is a lower bound of the optimum as
+  well). Each removal only lowers other vertices' ``Score_max``, so the fixed point
   does not depend on the order. A vertex is removed only when ``Score_max`` is below the
   bound by more than a relative ``1e-9`` (rounding never removes a vertex of an optimal
   plan).

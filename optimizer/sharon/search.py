@@ -1,25 +1,28 @@
 """Sharon's searches over a Sharon graph, and the optimizer from a workload to a plan.
 
 * ``sharon`` (§V-VI): the graph reduction (``graph.reduce``: conflict-free vertices taken,
-  conflict-ridden ones removed with the GWMIN bound), then the sharing plan finder on
-  each connected component of the reduced graph (independent sets of different
-  components combine freely, so the optimum is the sum of the components' optima). The
-  plan finder (Algorithms 12-13) walks the valid plans level by level: level 1 is the
-  vertices, level 2 the non-adjacent pairs, and a plan of size ``s + 1`` is made from two
-  valid plans of size ``s`` with the same first ``s - 1`` vertices whose last vertices
-  are not adjacent (Lemmas 4-6: every valid plan is made exactly once, no invalid plan
-  is). Plans keep their vertices in increasing order; the best plan seen is kept (the
-  first of equal score). Past ``MAX_PLANS`` plans generated in one component, that
-  component takes GWMIN's set instead (the paper's fallback when the search runs too
-  long) and the plan is not claimed optimal (``stats.exact``).
+  conflict-ridden ones removed; the bound is the larger of Eq. 10 and the weight of
+  GWMIN's set, both lower bounds of the optimum), then the sharing plan finder on each
+  connected component of the reduced graph (independent sets of different components
+  combine freely, so the optimum is the sum of the components' optima). The plan finder
+  (Algorithms 12-13) walks the valid plans level by level: level 1 is the vertices,
+  level 2 the non-adjacent pairs, and a plan of size ``s + 1`` is made from two valid
+  plans of size ``s`` with the same first ``s - 1`` vertices whose last vertices are not
+  adjacent (Lemmas 4-6: every valid plan is made exactly once, no invalid plan is).
+  Plans keep their vertices in increasing order; the best plan seen is kept (the first
+  of equal score). The finder enumerates the whole valid space, which grows
+  exponentially; past ``MAX_PLANS`` plans in one component, the component is solved by
+  ``branch_and_bound`` (exact as well), and past ``MAX_NODES`` nodes of that by GWMIN
+  (the paper's fallback; the plan is then not claimed optimal, ``stats.exact``).
 * ``greedy``: GWMIN on the whole graph.
 * ``exhaustive``: every subset of the vertices, the best independent one; it refuses
   graphs of more than ``EXHAUSTIVE_LIMIT`` vertices (``2**20`` subsets take about a
   second).
 
-``optimize`` builds the graph of a workload: the beneficial candidates (``expand=False``,
-the paper's §III-VI) or the beneficial options of every candidate (``expand=True``, the
-default, §VII), each weighted by its benefit, with Def. 6's conflicts as edges.
+``optimize`` builds the graph of a workload: the beneficial candidates
+(``expanded=False``, the paper's §III-VI) or the beneficial options of every candidate
+(``expanded=True``, the default, §VII), each weighted by its benefit, with Def. 6's
+conflicts as edges.
 """
 
 from __future__ import annotations
