@@ -25,6 +25,7 @@ from trendlake.optimizer.sharon.model import (
     Query,
     Workload,
     conflict,
+    conflict_masks,
     conflicts,
     from_entries,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "branch_and_bound",
     "choose",
     "conflict",
+    "conflict_masks",
     "conflicts",
     "exhaustive",
     "expand",

@@ -25,7 +25,6 @@ neighbours; a vertex set is a bit mask too.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -35,16 +34,19 @@ TOLERANCE = 1e-9
 
 
 class Graph:
-    """A Sharon graph: ``weights[v] > 0`` (benefits), undirected ``edges`` (conflicts)."""
+    """A Sharon graph: ``weights[v] > 0`` (benefits), undirected ``edges`` (conflicts),
+    or ``adj``, the neighbours of each vertex as a bit mask (symmetric)."""
 
     def __init__(self, weights: Sequence[float], edges: Iterable[tuple[int, int]],
-                 labels: Sequence[Hashable] | None = None) -> None:
+                 labels: Sequence[Hashable] | None = None, adj: Sequence[int] | None = None) -> None:
         self.weights = [float(w) for w in weights]
         self.n = len(self.weights)
         bad = [v for v, w in enumerate(self.weights) if not 0 < w < float("inf")]
         if bad:
             raise ValueError(f"Sharon graph: vertex {bad[0]} has weight {self.weights[bad[0]]} (benefits are > 0)")
-        self.adj = [0] * self.n
+        self.adj = [0] * self.n if adj is None else list(adj)
+        if len(self.adj) != self.n or any(m >> v & 1 or m >> self.n for v, m in enumerate(self.adj)):
+            raise ValueError(f"Sharon graph: adjacency masks do not fit {self.n} vertices")
         for a, b in edges:
             if a == b or not (0 <= a < self.n and 0 <= b < self.n):
                 raise ValueError(f"Sharon graph: bad edge ({a}, {b}) among {self.n} vertices")
@@ -123,24 +125,18 @@ def gwmin_bound(g: Graph, within: int | None = None) -> float:
 
 
 def gwmin(g: Graph, within: int | None = None) -> list[int]:
-    """GWMIN's independent set on the vertices of ``within``, in the order taken (a heap
-    of ``weight / (degree + 1)``, degrees kept up to date as vertices go)."""
+    """GWMIN's independent set on the vertices of ``within``, in the order taken."""
     left = g.all if within is None else within
-    degree = {v: g.degree(v, left) for v in members(left)}
-    heap = [(-g.weights[v] / (d + 1), v, d) for v, d in degree.items()]
-    heapq.heapify(heap)
+    w, adj = g.weights, g.adj
     out = []
-    while heap:
-        _, v, d = heapq.heappop(heap)
-        if not left >> v & 1 or degree[v] != d:
-            continue  # gone, or an old entry
-        out.append(v)
-        gone = (g.adj[v] & left) | 1 << v
-        left &= ~gone
-        for u in members(gone):
-            for x in members(g.adj[u] & left):
-                degree[x] -= 1
-                heapq.heappush(heap, (-g.weights[x] / (degree[x] + 1), x, degree[x]))
+    while left:
+        best, ratio = -1, -1.0
+        for v in members(left):
+            r = w[v] / ((adj[v] & left).bit_count() + 1)
+            if r > ratio:
+                best, ratio = v, r
+        out.append(best)
+        left &= ~(adj[best] | 1 << best)
     return out
 
 

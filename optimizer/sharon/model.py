@@ -40,7 +40,7 @@ from typing import Any
 from trendlake.engine.query import canonical_predicates
 from trendlake.optimizer.errors import OptimizerError
 
-__all__ = ["ANY", "Candidate", "Query", "Workload", "conflict", "conflicts", "from_entries", "overlap_queries",
+__all__ = ["ANY", "Candidate", "Query", "Workload", "conflict", "conflict_masks", "conflicts", "from_entries", "overlap_queries",
            "sub_patterns"]
 
 ANY = "skip-till-any-match"
@@ -150,6 +150,36 @@ def conflicts(cands: Sequence[Candidate]) -> list[tuple[int, int]]:
                 if a0 <= b1 and b0 <= a1:
                     out.add((min(i, j), max(i, j)))
     return sorted(out)
+
+
+def conflict_masks(cands: Sequence[Candidate]) -> list[int]:
+    """``conflicts`` as bit masks: entry ``i`` has bit ``j`` set where ``cands[i]`` and
+    ``cands[j]`` conflict. Per query, candidates with the same positions are taken
+    together (options of one candidate have the same)."""
+    adj = [0] * len(cands)
+    by_query: dict[str, dict[tuple[int, int], int]] = {}
+    for i, c in enumerate(cands):
+        for q in c.queries:
+            spans = by_query.setdefault(q, {})
+            span = c.span(q)
+            spans[span] = spans.get(span, 0) | 1 << i
+    for spans in by_query.values():
+        items = list(spans.items())
+        for (a0, a1), mask in items:
+            near = 0
+            for (b0, b1), other in items:
+                if a0 <= b1 and b0 <= a1:
+                    near |= other
+            for i in _bits(mask):
+                adj[i] |= near
+    return [m & ~(1 << i) for i, m in enumerate(adj)]
+
+
+def _bits(mask: int) -> Iterable[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 def sub_patterns(q: Query) -> Iterable[tuple[int, int]]:

@@ -34,7 +34,7 @@ from typing import Any
 from trendlake.optimizer.errors import OptimizerError
 from trendlake.optimizer.sharon.cost import benefit, non_shared_cost
 from trendlake.optimizer.sharon.graph import TOLERANCE, Graph, gwmin, gwmin_bound, members, reduce
-from trendlake.optimizer.sharon.model import Candidate, Workload, conflicts, from_entries
+from trendlake.optimizer.sharon.model import Candidate, Workload, conflict_masks, from_entries
 from trendlake.optimizer.sharon.plan import SearchStats, Shared, SharingPlan
 from trendlake.optimizer.sharon.resolve import MAX_OPTIONS, expand
 
@@ -219,7 +219,7 @@ def vertices_of(wl: Workload, expanded: bool = True, max_options: int = MAX_OPTI
 
 def graph_of(cands: Sequence[Candidate], weights: Sequence[float]) -> Graph:
     """The Sharon graph of ``cands`` weighted by ``weights`` (Algorithm 1's edges: Def. 6)."""
-    return Graph(weights, conflicts(cands), [c.id for c in cands])
+    return Graph(weights, (), [c.id for c in cands], conflict_masks(cands))
 
 
 def optimize(wl: Workload, search: str = "sharon", expanded: bool = True, max_options: int = MAX_OPTIONS,

@@ -17,7 +17,8 @@ window, a local predicate, an adjacent predicate, or outside the model (next-mat
 The candidates are exactly the shared sub-sequences of a brute-force enumeration written
 here from the drawn queries (not from the entries), with their leftmost positions; the
 chosen candidates of every search never overlap in a query, their benefits are Eq. 1-8
-recomputed here, and ``sharon`` equals ``exhaustive`` where the graph is small.
+recomputed here, conflicts among candidates and options are Def. 6's (positions
+overlap in a common query), and ``sharon`` equals ``exhaustive`` where the graph is small.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from trendlake.optimizer.plan import query_entry
 from trendlake.optimizer.sharon import (
     Graph,
     branch_and_bound,
+    conflict_masks,
     exhaustive,
     from_entries,
     greedy,
@@ -215,6 +217,12 @@ def test_sharon_on_random_sequence_workloads(case: tuple[list[dict[str, Any]], d
     wl = from_entries([query_entry(q) for q in compile_workload(text_of(specs)).queries], rates)
     assert Counter((c.pattern, frozenset(c.positions.items())) for c in wl.candidates) == brute_candidates(specs)
     by_name = {s["name"]: s for s in specs}
+    options = [c for c, _ in vertices_of(wl)] + list(wl.candidates)
+    masks = conflict_masks(options)
+    for (i, a), (j, b) in itertools.combinations(enumerate(options), 2):  # Def. 6, written out
+        overlap = any(a.positions[q] < b.positions[q] + b.length and b.positions[q] < a.positions[q] + a.length
+                      for q in set(a.queries) & set(b.queries))
+        assert bool(masks[i] >> j & 1) == bool(masks[j] >> i & 1) == overlap
     plans = {s: optimize(wl, s) for s in ("sharon", "greedy")}
     plans["sharon-core"] = optimize(wl, "sharon", expanded=False)
     if len(vertices_of(wl)) <= 12:
