@@ -89,6 +89,9 @@ def test_figure_4_conflicts() -> None:
     assert g.edge_count == 10
     assert g.independent([v["p2"], v["p4"]]) and g.weight([v["p2"], v["p4"]]) == 24  # Example 5
     assert g.weight([v["p1"]]) == 25
+    dot = g.to_dot().splitlines()  # the picture: a vertex per candidate, an edge per conflict
+    assert sum(" -- " in line for line in dot) == 10
+    assert f'  v{v["p7"]} [label="(ElmSt, ParkAve): 18"];' in dot
 
 
 def test_example_7_bound_prunes_p3_and_p7_is_conflict_free() -> None:
