@@ -21,8 +21,10 @@
 
 ``optimize`` builds the graph of a workload: the beneficial candidates
 (``expanded=False``, the paper's §III-VI) or the beneficial options of every candidate
-(``expanded=True``, the default, §VII), each weighted by its benefit, with Def. 6's
-conflicts as edges.
+(``expanded=True``, §VII), each weighted by its benefit, with Def. 6's conflicts as
+edges. By default ``sharon`` and ``exhaustive`` search the expanded graph and ``greedy``
+the graph of candidates, as in the paper's experiments (ch. 25.3: the greedy optimizer
+"does not resolve sharing conflicts").
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ __all__ = ["EXHAUSTIVE_LIMIT", "MAX_NODES", "MAX_PLANS", "SEARCHES", "Selection"
 
 EXHAUSTIVE_LIMIT = 20
 MAX_PLANS = 100_000  # valid plans the plan finder may generate in one component
-MAX_NODES = 1_000_000  # nodes the branch and bound may visit in one component
+MAX_NODES = 200_000  # nodes the branch and bound may visit in one component
 
 
 @dataclass(frozen=True)
@@ -222,11 +224,14 @@ def graph_of(cands: Sequence[Candidate], weights: Sequence[float]) -> Graph:
     return Graph(weights, (), [c.id for c in cands], conflict_masks(cands))
 
 
-def optimize(wl: Workload, search: str = "sharon", expanded: bool = True, max_options: int = MAX_OPTIONS,
+def optimize(wl: Workload, search: str = "sharon", expanded: bool | None = None, max_options: int = MAX_OPTIONS,
              max_plans: int = MAX_PLANS, max_nodes: int = MAX_NODES) -> SharingPlan:
-    """The sharing plan ``search`` finds on the workload's Sharon graph."""
+    """The sharing plan ``search`` finds on the workload's Sharon graph (``expanded``:
+    with options; default: for ``sharon`` and ``exhaustive``, not for ``greedy``)."""
     if search not in SEARCHES:
         raise OptimizerError(f"unknown Sharon search {search!r}: one of {', '.join(SEARCHES)}")
+    if expanded is None:
+        expanded = search != "greedy"
     verts = vertices_of(wl, expanded, max_options)
     cands = [c for c, _ in verts]
     g = graph_of(cands, [v for _, v in verts])
@@ -241,7 +246,7 @@ def optimize(wl: Workload, search: str = "sharon", expanded: bool = True, max_op
 
 def choose(entries: Sequence[Mapping[str, Any]], rates: Mapping[str, float],
            selectivity: Mapping[tuple[str, str], float] | None = None, search: str = "sharon",
-           expanded: bool = True) -> SharingPlan:
+           expanded: bool | None = None) -> SharingPlan:
     """The chosen candidates, with their benefits, of the plan's query entries under
     ``rates`` (event type -> events per window)."""
     return optimize(from_entries(entries, rates, selectivity), search, expanded)
