@@ -101,7 +101,7 @@ class _Budget(Exception):
     """The branch and bound ran past its node budget."""
 
 
-def branch_and_bound(g: Graph, within: int, max_nodes: int = MAX_PLANS,
+def branch_and_bound(g: Graph, within: int, max_nodes: int = MAX_NODES,
                      start: Sequence[int] = ()) -> tuple[tuple[int, ...], float, int] | None:
     """An exact maximum weight independent set of the vertices of ``within``, depth first:
     take the heaviest vertex left (drop its neighbours) or leave it, never building an
@@ -117,7 +117,7 @@ def branch_and_bound(g: Graph, within: int, max_nodes: int = MAX_PLANS,
     cliques = []
     left = (1 << len(verts)) - 1
     while left:  # lowest bit = heaviest vertex
-        clique = rest = left & -left
+        clique = left & -left
         rest = adj[clique.bit_length() - 1] & left
         while rest:
             low = rest & -rest
