@@ -23,21 +23,17 @@ demo: $(STAMP)
 	$(BIN)/trendlake demo
 
 # The tiers are pytest markers (tests/conftest.py): everything under tests/integration is
-# marked `integration`. Each tier is one pytest run: the fast tier must run in processes that
-# never imported the pipeline stack (its tests check that a command fails before Spark is
-# imported, and tests/conftest.py fails a run of unit tests that imported it), which a worker
-# that collected tests/integration has. `make test` runs the two at once (make -j2, each
-# tier's output printed whole when it ends): the fast tier on one worker fills the core the
-# integration tier leaves idle while its JVMs start and wait on I/O; `make -k test` runs both
-# to the end after a failure.
-FAST_WORKERS ?= 2
+# marked `integration`. `make test` is one pytest run of both tiers on two xdist workers: each
+# worker runs its fast-tier tests first (tests/conftest.py orders them so and fails the run if
+# they imported the pipeline stack by then), then the integration files (--dist loadgroup: each
+# file, or the files sharing the sample lake, on one worker; below).
 test: $(STAMP)
-	$(MAKE) --no-print-directory -j2 --output-sync=target FAST_WORKERS=1 test-fast test-integration
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
 
 # --dist worksteal: a worker that runs out of tests takes queued ones from the other, so the
 # longest properties do not leave one core idle at the end
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist worksteal -m "not integration" tests
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not integration" tests
 
 # the controller first sets the Spark drivers' JVM options and writes the class-data archive if
 # missing (tests/integration/jvm_archive.py); --dist loadgroup hands out the files longest first,
@@ -45,6 +41,11 @@ test-fast: $(STAMP)
 # SparkSession and the sample lake is built once (tests/integration/conftest.py)
 test-integration: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m integration tests
+
+# Where PYTHONDONTWRITEBYTECODE is set, every test process and every trendlake command a test
+# starts would compile the checkout's modules (trendlake is installed editable) and pytest would
+# rewrite every test module anew; the test runs write their bytecode once (__pycache__/, ignored)
+test test-fast test-integration: export PYTHONDONTWRITEBYTECODE :=
 
 # mutation score of engine/ and optimizer/analysis.py (not part of `make test`; see docs/testing.md)
 SAMPLE ?= 5

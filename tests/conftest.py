@@ -10,12 +10,20 @@
   ``integration`` here (and those of ``integration/spark`` and
   ``integration/airflow`` ``spark`` / ``airflow``); the fast tier is
   ``-m "not integration"`` (``make test-fast``), and such a run does not even
-  collect ``tests/integration``. A run of ``tests/unit`` alone fails if
-  anything imported pyspark, airflow, great_expectations or deltalake.
+  collect ``tests/integration``. A run of both (``make test``) runs every
+  fast-tier test before any integration test, in each process (xdist worker):
+  the fast-tier tests then run where nothing imported the pipeline stack.
+  Each test file under ``tests/unit`` is one ``xdist_group`` (``--dist
+  loadgroup`` hands out files, not single tests, in such a run).
+* A process that ran fast-tier tests fails the run if pyspark, airflow,
+  great_expectations or deltalake was imported by the time its fast-tier tests
+  were over (before its first integration test, or at its end): unit tests must
+  not need the pipeline stack, even indirectly; nor may a test module import it
+  at collection.
 * The controller of a run that can reach an integration test sets the JVM
   options of its Spark drivers, with the class-data archive written first if
   missing (``tests/integration/jvm_archive.py``), before any xdist worker starts
-  (the workers inherit them), and keeps the integration conftest's work order
+  (the workers inherit them), and keeps the conftests' work order
   (``--dist loadgroup``: xdist's reordering by test count off).
 """
 
@@ -135,46 +143,84 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+def _tier(item: pytest.Item) -> str | None:
+    """``unit`` or ``integration`` for a test under that folder, else None."""
+    path = Path(str(item.path)).resolve()
+    parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
+    return parts[0] if parts[:1] in (("unit",), ("integration",)) else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    xdist = config.pluginmanager.hasplugin("xdist")  # the group mark exists only with xdist
     for item in items:
         path = Path(str(item.path)).resolve()
         parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
         if parts[:1] == ("integration",):
             item.add_marker(pytest.mark.integration)
+        elif parts[:1] == ("unit",) and xdist:
+            item.add_marker(pytest.mark.xdist_group(path.relative_to(TESTS).as_posix()))
         if parts[:2] == ("integration", "spark"):
             item.add_marker(pytest.mark.spark)
         elif parts[:2] == ("integration", "airflow"):
             item.add_marker(pytest.mark.airflow)
             item.add_marker(pytest.mark.spark)
+    # the fast tier first (tests/integration/conftest.py's order keeps it so too)
+    items.sort(key=lambda item: _tier(item) == "integration")
+
+
+def _unit_tests_over(config: pytest.Config) -> None:
+    """This process's fast-tier tests are over: record what of the pipeline stack they left
+    imported (once, and only if one ran here)."""
+    if getattr(config, "_trendlake_unit_over", False):
+        return
+    config._trendlake_unit_over = True
+    if getattr(config, "_trendlake_ran_unit", False):
+        config._trendlake_heavy = [m for m in HEAVY if m in sys.modules]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Whether the run (after ``-m`` / ``-k``) holds only fast-tier tests: then the heavy
-    stack must stay unimported (checked at the end)."""
-    items = session.items
-    session.config._trendlake_only_unit = bool(items) and all(
-        Path(str(item.path)).resolve().is_relative_to(UNIT) for item in items
-    )
+    """What collecting (importing the test modules) imported of the pipeline stack."""
+    session.config._trendlake_collected_heavy = [m for m in HEAVY if m in sys.modules]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    tier = _tier(item)
+    if tier == "integration":
+        _unit_tests_over(item.config)
+    elif tier == "unit":
+        item.config._trendlake_ran_unit = True
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    loaded = [m for m in HEAVY if m in sys.modules] if getattr(config, "_trendlake_only_unit", False) else []
+    _unit_tests_over(config)
+    loaded = getattr(config, "_trendlake_heavy", [])
+    at_collection = getattr(config, "_trendlake_collected_heavy", [])
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # a pytest-xdist worker: the controller reports it
         workeroutput["trendlake_heavy"] = loaded
+        workeroutput["trendlake_collected_heavy"] = at_collection if loaded else []
         return
-    loaded = sorted(set(loaded) | set(getattr(config, "_trendlake_worker_heavy", ())))
+    if not loaded:
+        loaded = sorted(set(getattr(config, "_trendlake_worker_heavy", ())))
+        at_collection = sorted(set(getattr(config, "_trendlake_worker_collected_heavy", ())))
     if loaded:
-        print(f"\nfast tier imported {', '.join(loaded)}: unit tests must not need the pipeline stack",
+        where = (f" ({', '.join(at_collection)} already at collection: a test module imports it at module level)"
+                 if at_collection else "")
+        print(f"\nfast tier imported {', '.join(loaded)}{where}: unit tests must not need the pipeline stack",
               file=sys.stderr)
         session.exitstatus = 1
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: object, error: object) -> None:
-    """pytest-xdist controller: a worker of a fast-tier run imported the pipeline stack."""
-    heavy = getattr(node, "workeroutput", {}).get("trendlake_heavy", [])
+    """pytest-xdist controller: a worker's fast-tier tests imported the pipeline stack."""
+    output = getattr(node, "workeroutput", {})
     config = getattr(node, "config", None)
-    if heavy and config is not None:
-        config._trendlake_worker_heavy = [*getattr(config, "_trendlake_worker_heavy", ()), *heavy]
+    if output.get("trendlake_heavy") and config is not None:
+        config._trendlake_worker_heavy = [*getattr(config, "_trendlake_worker_heavy", ()), *output["trendlake_heavy"]]
+        config._trendlake_worker_collected_heavy = [
+            *getattr(config, "_trendlake_worker_collected_heavy", ()), *output.get("trendlake_collected_heavy", ())
+        ]

@@ -91,8 +91,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if units[id(item)] is not None:
                 item.add_marker(pytest.mark.xdist_group(units[id(item)]))
-    # a stable sort: within a unit (and among unlisted units) the collection order stays
-    items.sort(key=lambda item: rank.get(units[id(item)] or "", len(rank)))
+    # a stable sort: within a unit (and among unlisted units) the collection order stays; tests
+    # outside tests/integration stay first (tests/conftest.py: the fast tier runs first)
+    items.sort(key=lambda item: -1 if units[id(item)] is None else rank.get(units[id(item)], len(rank)))
 
 
 SAMPLE_DAY = datetime(2026, 1, 1, tzinfo=UTC)

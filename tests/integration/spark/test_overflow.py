@@ -17,7 +17,6 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-from pyspark.sql import functions as F
 from trendlake.jobs import lake as lakelib
 from trendlake.jobs.checks import check_result_tables
 from trendlake.jobs.ingest import ingest
@@ -59,6 +58,10 @@ def rows() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory, spark) -> dict:
+    # imported here, not at collection: a run of both tiers collects this module before its
+    # fast-tier tests, which must run where pyspark is not imported (tests/conftest.py)
+    from pyspark.sql import functions as F
+
     root = tmp_path_factory.mktemp("overflow")
     write_csv(root / "landing" / "travels.csv", rows())
     workload = root / "overflow.etq"

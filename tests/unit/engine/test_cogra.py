@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from trendlake.engine.events import Event, make_events, partition
 from trendlake.engine.plan import load_plan
@@ -362,9 +362,21 @@ def test_cogra_equals_reference(case: tuple[dict[str, Any], list[Event]]) -> Non
 
 @given(case=cases("type"))
 def test_type_grained_kernel_equals_reference(case: tuple[dict[str, Any], list[Event]]) -> None:
+    """Through the entry, and the registry's per-partition run on both of its paths: the
+    kernel (``SMALL_PARTITION`` 0) and the interpreter (a threshold no partition reaches)."""
     spec, events = case
-    assert cogra.granularity_of(compiled(spec)) == "type"
+    query = compiled(spec)
+    assert cogra.granularity_of(query) == "type"
     assert_same(spec, events)
+    want = final(spec, events, "twostep")
+    for small_partition in (0, 10**9):
+        with patched(cogra, "SMALL_PARTITION", small_partition):
+            got = finalized(query, engine.STRATEGIES["cogra"].run(query, events))
+        got = {k: {a: OVERFLOW if v is engine.OVERFLOW else v for a, v in r.items()} for k, r in got.items()}
+        assert sorted(got) == sorted(want), (small_partition, got, want, events)
+        for k in want:
+            assert got[k].keys() == want[k].keys()
+            assert all(is_equal(got[k][a], want[k][a]) for a in want[k]), (small_partition, k, got[k], want[k], events)
 
 
 @given(case=cases("negation"))
@@ -537,18 +549,20 @@ def test_unsorted_columns_are_sorted_stably() -> None:
 # ---------------------------------------------------------------------------
 # the registry's per-partition run: type-grained partitions below SMALL_PARTITION
 # events take the interpreter, larger ones the kernel (the entry always takes the
-# kernel over all partitions for these queries)
+# kernel over all partitions for these queries); both paths are compared with the
+# reference in test_type_grained_kernel_equals_reference
 
 
 @pytest.fixture(params=[0, 10**9], ids=["kernel", "interpreter"])
 def small_partition(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    """``cogra.SMALL_PARTITION`` for the whole test (all its examples), restored after it."""
+    """``cogra.SMALL_PARTITION`` for the whole test, restored after it."""
     monkeypatch.setattr(cogra, "SMALL_PARTITION", request.param)
     return request.param
 
 
 def test_small_partition_chooses_the_path(small_partition: int) -> None:
-    """The parametrization is not vacuous: below the threshold the kernel is never run."""
+    """The two thresholds the property compares are not vacuous: below the threshold the
+    kernel is never run, at 0 it is."""
     spec, events = kleene(5)
 
     def no_kernel(*args: Any) -> None:
@@ -560,20 +574,3 @@ def test_small_partition_chooses_the_path(small_partition: int) -> None:
         else:
             with pytest.raises(AssertionError, match="kernel"):
                 cogra.run(compiled(spec), events)
-
-
-# the fixture's value is the same for every example of the test
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=cases("type"))
-def test_per_partition_run_equals_reference(
-    small_partition: int, case: tuple[dict[str, Any], list[Event]]
-) -> None:
-    spec, events = case
-    query = compiled(spec)
-    got = finalized(query, engine.STRATEGIES["cogra"].run(query, events))
-    got = {k: {a: OVERFLOW if v is engine.OVERFLOW else v for a, v in r.items()} for k, r in got.items()}
-    want = final(spec, events, "twostep")
-    assert sorted(got) == sorted(want), (got, want, events)
-    for k in want:
-        assert got[k].keys() == want[k].keys()
-        assert all(is_equal(got[k][a], want[k][a]) for a in want[k]), (k, got[k], want[k], events)

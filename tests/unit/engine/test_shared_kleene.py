@@ -156,70 +156,70 @@ def streams(draw: Any, size: tuple[int, int]) -> list[dict[str, Any]]:
     return rows
 
 
-@pytest.mark.parametrize("planner", ["hamlet", "hamlet-static"])
+PLANNERS = ("hamlet", "hamlet-static")
+
+
 @settings(max_examples=100, deadline=None)
 @given(workloads(), streams((25, 60)))
-def test_shared_plan_equals_every_query_alone(planner: str, workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
+def test_shared_plan_equals_every_query_alone(workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
+    """Each planner's plan of the same case (the queries alone evaluated once)."""
     text, _ = workload
-    shared = _plan(text, planner=planner, statistics=DENSE_K)
-    alone = _plan(text, planner="none")
-    grouped = sum(len(g["queries"]) for g in shared["sharing"])
-    event(f"queries in sharing groups: {min(grouped, 4)}{'+' if grouped >= 4 else ''}")
     table = engine.table_from_rows(rows)
-    report: dict[str, SharedStats] = {}
-    got = engine.evaluate(shared, table, shared_stats=report)
-    want = engine.evaluate(alone, table)
+    want = engine.evaluate(_plan(text, planner="none"), table)
     event(f"result rows: {'0' if not want else '1-3' if len(want) < 4 else '4+'}")
-    assert same_rows(got, want), (text, rows)
-    # every group of the plan went through the shared executor
-    assert sorted(report) == sorted(g["id"] for g in shared["sharing"])
-    for g in shared["sharing"]:
-        r = report[g["id"]]
-        assert r.bursts == r.shared_bursts + r.split_bursts
-        if g["body"]["decision"] == "static":
-            assert r.split_bursts == 0
-        event(f"event-level snapshots: {r.event_snapshots > 0}; split bursts: {r.split_bursts > 0}")
-    event(f"shared executor visited windows: {any(s.windows for s in report.values())}")
+    for planner in PLANNERS:
+        shared = _plan(text, planner=planner, statistics=DENSE_K)
+        grouped = sum(len(g["queries"]) for g in shared["sharing"])
+        event(f"{planner}: queries in sharing groups: {min(grouped, 4)}{'+' if grouped >= 4 else ''}")
+        report: dict[str, SharedStats] = {}
+        got = engine.evaluate(shared, table, shared_stats=report)
+        assert same_rows(got, want), (planner, text, rows)
+        # every group of the plan went through the shared executor
+        assert sorted(report) == sorted(g["id"] for g in shared["sharing"])
+        for g in shared["sharing"]:
+            r = report[g["id"]]
+            assert r.bursts == r.shared_bursts + r.split_bursts
+            if g["body"]["decision"] == "static":
+                assert r.split_bursts == 0
+            event(f"event-level snapshots: {r.event_snapshots > 0}; split bursts: {r.split_bursts > 0}")
+        event(f"{planner}: shared executor visited windows: {any(s.windows for s in report.values())}")
 
 
-@pytest.mark.parametrize("planner", ["hamlet", "hamlet-static"])
 @settings(max_examples=40, deadline=None)
 @given(workloads(), streams((6, 12)))
-def test_shared_plan_equals_the_two_step_reference(planner: str, workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
+def test_shared_plan_equals_the_two_step_reference(workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
     text, _ = workload
-    shared = _plan(text, planner=planner, statistics=DENSE_K)
-    got = run_engine(shared, rows, "auto")
     want = run_engine(_plan(text, planner="none"), rows, "twostep")
-    assert same_rows(got, want), (text, rows)
+    for planner in PLANNERS:
+        got = run_engine(_plan(text, planner=planner, statistics=DENSE_K), rows, "auto")
+        assert same_rows(got, want), (planner, text, rows)
 
 
-@pytest.mark.parametrize("decision", ["static", "dynamic"])
 @settings(max_examples=100, deadline=None)
 @given(workloads(), streams((25, 60)))
-def test_every_sharable_set_shared_equals_each_query_alone(
-    decision: str, workload: tuple[str, int], rows: list[dict[str, Any]]
-) -> None:
+def test_every_sharable_set_shared_equals_each_query_alone(workload: tuple[str, int], rows: list[dict[str, Any]]) -> None:
     """The executor on groups the planner might not choose: every sharable set of the
     workload (different predicates on K included) as one group, shared per burst
-    (static) or shared-or-split per burst (dynamic)."""
+    (static) and shared-or-split per burst (dynamic), both on the same case."""
     from trendlake.optimizer.planners.share_all import every_sharable_set
 
     text, _ = workload
     plan = _plan(text, planner="none")
-    groups = every_sharable_set(plan["queries"], decision)
-    for g in groups:
-        g["parameters"]["snapshot_cost"] = 1.0  # split more often than the default would
     table = engine.table_from_rows(rows)
     want = engine.evaluate(plan, table)
-    shared = dict(plan, sharing=groups)
-    report: dict[str, SharedStats] = {}
-    got = engine.evaluate(shared, table, shared_stats=report)
-    assert same_rows(got, want), (text, rows)
-    snapshots = sum(r.event_snapshots for r in report.values())
-    splits = sum(r.split_bursts for r in report.values())
-    if decision == "static":
-        assert splits == 0
-    event(f"groups: {len(groups)}; event-level snapshots: {snapshots > 0}; split bursts: {splits > 0}")
+    for decision in ("static", "dynamic"):
+        groups = every_sharable_set(plan["queries"], decision)
+        for g in groups:
+            g["parameters"]["snapshot_cost"] = 1.0  # split more often than the default would
+        shared = dict(plan, sharing=groups)
+        report: dict[str, SharedStats] = {}
+        got = engine.evaluate(shared, table, shared_stats=report)
+        assert same_rows(got, want), (decision, text, rows)
+        snapshots = sum(r.event_snapshots for r in report.values())
+        splits = sum(r.split_bursts for r in report.values())
+        if decision == "static":
+            assert splits == 0
+        event(f"{decision}: groups: {len(groups)}; event-level snapshots: {snapshots > 0}; split bursts: {splits > 0}")
 
 
 def test_generated_workloads_really_share() -> None:
