@@ -32,7 +32,7 @@ setup(
         Extension(
             "trendlake.engine.strategies.cogra._steps",
             ["engine/strategies/cogra/_steps.c"],
-            depends=["engine/count128.h", "engine/steps.h"],
+            depends=["engine/count128.h", "engine/pymodule.h", "engine/steps.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),
@@ -41,7 +41,7 @@ setup(
         Extension(
             "trendlake.engine.shared.kleene._typed",
             ["engine/shared/kleene/_typed.c"],
-            depends=["engine/count128.h"],
+            depends=["engine/count128.h", "engine/pymodule.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),
@@ -50,7 +50,7 @@ setup(
         Extension(
             "trendlake.engine.shared.sequence._counts",
             ["engine/shared/sequence/_counts.c"],
-            depends=["engine/count128.h"],
+            depends=["engine/count128.h", "engine/pymodule.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),
@@ -59,7 +59,7 @@ setup(
         Extension(
             "trendlake.engine.shared.panes._panes",
             ["engine/shared/panes/_panes.c"],
-            depends=["engine/count128.h", "engine/steps.h"],
+            depends=["engine/count128.h", "engine/pymodule.h", "engine/steps.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),

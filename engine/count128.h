@@ -58,6 +58,24 @@ static inline u128 add_exact(u128 a, u128 b) {
     return r;
 }
 
+/* The open windows of a pass: window indexes [lo, lo + count) in a ring of cap slots, window
+ * lo in slot head. These work on any struct with the fields lo, count, cap and head. */
+#define RING_SLOT(r, k) ((r)->head + ((k) - (r)->lo) >= (r)->cap ? (r)->head + ((k) - (r)->lo) - (r)->cap \
+                                                                : (r)->head + ((k) - (r)->lo))
+/* window lo closed: on to the next */
+#define RING_DROP(r) ((r)->lo++, (r)->count--, (r)->head = (r)->head + 1 == (r)->cap ? 0 : (r)->head + 1)
+/* NAME(TYPE *r, kmin): close (CLOSE(r, k) < 0 fails) every open window below kmin */
+#define RING_CLOSE_BELOW(NAME, TYPE, CLOSE)             \
+    static int NAME(TYPE *r, int64_t kmin) {            \
+        while (r->count && r->lo < kmin) {              \
+            if (CLOSE(r, r->lo) < 0) return -1;         \
+            RING_DROP(r);                               \
+        }                                               \
+        return 0;                                       \
+    }
+/* before opening windows from kmin: an empty ring starts there */
+#define RING_START(r, kmin) ((r)->count ? (void)0 : (void)((r)->lo = (kmin), (r)->head = 0))
+
 /* a count kept: NANV past CAP */
 static inline u128 keep(u128 x) { return x > CAP ? NANV : x; }
 

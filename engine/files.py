@@ -11,9 +11,10 @@ skipped), and every column is typed by the typing rules ingest uses
   is cast to its declared type (an attribute a type does not carry is NULL for
   that type, as in bronze) and undeclared columns are dropped;
 - without one, ``type``/``ts`` are the type and time (epoch seconds or
-  ISO-8601), and a column whose present values all are integers becomes
-  ``int64``, one whose values all are decimal numbers ``float64``, any other
-  stays text.
+  ISO-8601), and a text column whose present values all are written as
+  integers becomes ``int64`` (a decimal column: whose values all are integral),
+  one whose values all are decimal numbers ``float64`` (``3.0`` and ``1e3``
+  included), any other stays text.
 
 Without a stream schema, a CSV column pyarrow itself reads as ``int64`` is
 kept (the rules read the same text as the same integers; a file holding
@@ -633,12 +634,18 @@ def _inferred(col: Any, name: str, where: Callable[[int], str]) -> Any:
     if pa.types.is_boolean(kind) or pa.types.is_null(kind):
         return col
     # text, and decimals as their exact decimal text: the rules read both alike
+    decimals = pa.types.is_decimal(kind)
     text = arrow.as_text(col)
     typed = arrow.cast_column(text, "long", name)
-    if not typed.bad.any():
+    integer = arrow.np_bool(pc.match_substring_regex(pc.ascii_trim_whitespace(text), rules.INTEGER))
+    # an all-integer column is a long: in text, every value present written as an integer (an
+    # integral decimal, 3.0 or 1e3, makes the column a double, as it reads); a decimal column
+    # whose values all are integral is a long
+    written = decimals or not (arrow.np_bool(typed.values.is_valid()) & ~integer).any()
+    if not typed.bad.any() and written:
         return typed.values
     # an integer beyond 64 bits is no long, and as a double it would lose digits unseen
-    beyond = typed.bad & arrow.np_bool(pc.match_substring_regex(pc.ascii_trim_whitespace(text), rules.INTEGER))
+    beyond = typed.bad & integer
     if beyond.any():
         first = int(np.flatnonzero(beyond)[0])
         raise EventFileError(

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "count128.h"
+#include "pymodule.h"
 
 #define LIMIT 120
 
@@ -92,19 +92,6 @@ static inline void end_counts(const Tmpl *t, const u128 *st, u128 *res) {
         res[a] = 0;
         for (int e = 0; e < t->nends; e++) res[a] = add_sat(res[a], st[t->ends[e] * t->stride + a]);
     }
-}
-
-static int int_tuple(PyObject *obj, int n, int *out, const char *what) {
-    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != n) {
-        PyErr_Format(PyExc_TypeError, "%s: a tuple of %d ints expected", what, n);
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        long x = PyLong_AsLong(PyTuple_GET_ITEM(obj, i));
-        if (x == -1 && PyErr_Occurred()) return -1;
-        out[i] = (int)x;
-    }
-    return 0;
 }
 
 static int range_ok(const int *xs, int n, int lo, int hi, const char *what) {
@@ -342,6 +329,25 @@ static int read_steps(const Tmpl *t, const Rows *rw, PaneFn pane_of, FlushFn flu
         if (flush(pass, &st) < 0) return READ_FAILED;
     }
     return READ_OK;
+}
+
+/* read_steps' status as Python sees it: 0 to go on (READ_OK), else -1 with an error set, or
+ * with *result None where the Python kernel must run (READ_DECLINED) */
+static int read_status(int got, PyObject **result) {
+    if (got == READ_BAD_IDX) {
+        PyErr_SetString(PyExc_ValueError, "idx: increasing rows of ts expected");
+        return -1;
+    }
+    if (got == READ_FAILED) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (got == READ_DECLINED) {
+        Py_INCREF(Py_None);
+        *result = Py_None;
+        return -1;
+    }
+    return 0;
 }
 
 #endif

@@ -60,7 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../count128.h"
+#include "../../pymodule.h"
 
 #define MAXV 64
 #define F_REBASE ((u128)1 << 40)
@@ -111,10 +111,7 @@ static inline int bitlen(u128 x) {
     return hi ? 128 - __builtin_clzll(hi) : (uint64_t)x ? 64 - __builtin_clzll((uint64_t)x) : 0;
 }
 
-static inline Py_ssize_t slot(const State *s, int64_t k) {
-    int64_t x = s->head + (k - s->lo);
-    return (Py_ssize_t)(x >= s->cap ? x - s->cap : x);
-}
+static inline Py_ssize_t slot(const State *s, int64_t k) { return (Py_ssize_t)RING_SLOT(s, k); }
 
 /* member j's state in slot w brought up to date with its class's coefficients */
 static void bring(State *s, int j, Py_ssize_t w) {
@@ -252,14 +249,8 @@ static int close_window(State *s, int64_t k) {
         if (res[0] != 0 && push(s, j, k, res, m->nc + 1) < 0) return -1;
     }
     if (s->per_window && (s->wbursts[w] || s->wsnaps[w])) {
-        if (s->npw == s->pwcap) {
-            Py_ssize_t cap = s->pwcap ? 2 * s->pwcap : 1024;
-            int64_t *a = realloc(s->pw, cap * 4 * sizeof(int64_t));
-            if (!a) return -1;
-            s->pw = a;
-            s->pwcap = cap;
-        }
-        int64_t *p = s->pw + 4 * s->npw++;
+        int64_t *p = grow_rows(&s->pw, &s->npw, &s->pwcap, 4);
+        if (!p) return -1;
         p[0] = s->part;
         p[1] = k;
         p[2] = s->wbursts[w];
@@ -268,21 +259,10 @@ static int close_window(State *s, int64_t k) {
     return 0;
 }
 
-static int close_below(State *s, int64_t kmin) {
-    while (s->count && s->lo < kmin) {
-        if (close_window(s, s->lo) < 0) return -1;
-        s->lo++;
-        s->count--;
-        s->head = s->head + 1 == s->cap ? 0 : s->head + 1;
-    }
-    return 0;
-}
+RING_CLOSE_BELOW(close_below, State, close_window)
 
 static void open_upto(State *s, int64_t kmin, int64_t kmax) {
-    if (!s->count) {
-        s->lo = kmin;
-        s->head = 0;
-    }
+    RING_START(s, kmin);
     while (s->lo + s->count <= kmax) {
         int64_t k = s->lo + s->count;
         s->count++;
@@ -297,19 +277,6 @@ static void open_upto(State *s, int64_t kmin, int64_t kmax) {
         s->wsnaps[w] = 0;
         s->windows++;
     }
-}
-
-static int int_tuple(PyObject *o, int n, int *out, const char *what) {
-    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != n) {
-        PyErr_Format(PyExc_TypeError, "%s: a tuple of %d ints expected", what, n);
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        long v = PyLong_AsLong(PyTuple_GET_ITEM(o, i));
-        if (v == -1 && PyErr_Occurred()) return -1;
-        out[i] = (int)v;
-    }
-    return 0;
 }
 
 static int parse_member(PyObject *o, Mem *m) {
@@ -737,51 +704,12 @@ done:
     if (got_ps) PyBuffer_Release(&psv);
     for (int c = 0; c < nkm; c++) PyBuffer_Release(&kmv[c]);
     for (int d = 0; d < nom; d++) PyBuffer_Release(&omv[d]);
-    free(kmv);
-    free(omv);
-    free(kmask);
-    free(omask);
-    free(chain_start);
-    free(chain_cls);
-    free(sub_start);
-    free(sub_pairs);
-    free(kcount);
-    free(kfirst);
-    free(cnt);
-    free(touched);
-    free(is_touched);
-    free(s.m);
-    free(s.cls_start);
-    free(s.cls_members);
-    free(s.F);
-    free(s.G);
-    free(s.st);
-    free(s.snapF);
-    free(s.snapG);
-    free(s.snapI);
-    free(s.irr);
-    free(s.pend_v);
-    free(s.pend_k);
-    free(s.pending);
-    free(s.listed);
-    free(s.wbursts);
-    free(s.wsnaps);
     count_rows_free(&s.out);
-    free(s.pw);
+    FREE_ALL(kmv, omv, kmask, omask, chain_start, chain_cls, sub_start, sub_pairs, kcount, kfirst, cnt,
+             touched, is_touched, s.m, s.cls_start, s.cls_members, s.F, s.G, s.st, s.snapF, s.snapG, s.snapI,
+             s.irr, s.pend_v, s.pend_k, s.pending, s.listed, s.wbursts, s.wsnaps, s.pw);
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"run", run, METH_VARARGS, "The type-grained shared Kleene pass over count states (see the module source)."},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_typed", "The compiled type-grained shared Kleene executor.", -1, methods,
-    NULL, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__typed(void) {
-    count128_init();
-    return PyModule_Create(&module);
-}
+COMPILED_MODULE(_typed, "The compiled type-grained shared Kleene executor.",
+                "The type-grained shared Kleene pass over count states (see the module source).")

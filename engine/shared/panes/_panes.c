@@ -235,14 +235,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     got = read_steps(&t, &rw, pane_of, flush, &p);
     if (got == READ_OK && close_partition(&p) < 0) got = READ_FAILED;
     Py_END_ALLOW_THREADS
-    if (got == READ_BAD_IDX) {
-        PyErr_SetString(PyExc_ValueError, "idx: increasing rows of ts expected");
-    } else if (got == READ_FAILED) {
-        PyErr_NoMemory();
-    } else if (got == READ_DECLINED) {
-        result = Py_None;
-        Py_INCREF(result);
-    } else {
+    if (read_status(got, &result) == 0) {
         result = results(&p);
     }
 done:
@@ -255,16 +248,5 @@ done:
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"run", run, METH_VARARGS, "Queries that differ only in their windows, over shared panes (see the module source)."},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_panes", "The compiled panes pass.", -1, methods, NULL, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__panes(void) {
-    count128_init();
-    return PyModule_Create(&module);
-}
+COMPILED_MODULE(_panes, "The compiled panes pass.",
+                "Queries that differ only in their windows, over shared panes (see the module source).")

@@ -47,7 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../count128.h"
+#include "../../pymodule.h"
 
 #define MAX_OPEN 4096
 #define MAXW 65
@@ -206,10 +206,7 @@ static void note(Run *r, Win *w, int t, int64_t shared, int64_t alone, int64_t o
     w->noted = 1;
 }
 
-static inline Win *slot(Run *r, int64_t k) {
-    int64_t x = r->head + (k - r->lo);
-    return &r->win[x >= r->cap ? x - r->cap : x];
-}
+static inline Win *slot(Run *r, int64_t k) { return &r->win[RING_SLOT(r, k)]; }
 
 static int push(Run *r, int j, int64_t k, const u128 *res) {
     return count_rows_push(&r->out, j, r->part, k, res, r->width);
@@ -232,14 +229,8 @@ static int close_window(Run *r, int64_t k) {
         if (push(r, j, k, res) < 0) return -1;
     }
     if (r->per_window && w->noted) {
-        if (r->npw == r->pwcap) {
-            Py_ssize_t cap = r->pwcap ? 2 * r->pwcap : 1024;
-            int64_t *a = realloc(r->pw, cap * 5 * sizeof(int64_t));
-            if (!a) return -1;
-            r->pw = a;
-            r->pwcap = cap;
-        }
-        int64_t *p = r->pw + 5 * r->npw++;
+        int64_t *p = grow_rows(&r->pw, &r->npw, &r->pwcap, 5);
+        if (!p) return -1;
         p[0] = r->part;
         p[1] = k;
         p[2] = w->shared;
@@ -249,21 +240,10 @@ static int close_window(Run *r, int64_t k) {
     return 0;
 }
 
-static int close_below(Run *r, int64_t kmin) {
-    while (r->count && r->lo < kmin) {
-        if (close_window(r, r->lo) < 0) return -1;
-        r->lo++;
-        r->count--;
-        r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
-    }
-    return 0;
-}
+RING_CLOSE_BELOW(close_below, Run, close_window)
 
 static void open_upto(Run *r, int64_t kmin, int64_t kmax) {
-    if (!r->count) {
-        r->lo = kmin;
-        r->head = 0;
-    }
+    RING_START(r, kmin);
     while (r->lo + r->count <= kmax) {
         int64_t k = r->lo + r->count;
         r->count++;
@@ -703,10 +683,6 @@ done:
     if (got >= 3) PyBuffer_Release(&psv);
     if (got >= 4) PyBuffer_Release(&pv);
     for (int d = 0; d < nmv; d++) PyBuffer_Release(&mv[d]);
-    free(mv);
-    free(tsvis);
-    free(rtype);
-    free(bits);
     if (r.win) {
         for (int64_t k = 0; k < r.cap; k++) {
             Win *w = &r.win[k];
@@ -737,47 +713,12 @@ done:
         free(r.into[t]);
         free(r.snapof[t]);
     }
-    free(r.startmask);
-    free(r.nend);
-    free(r.ends);
-    free(r.ncv);
-    free(r.cv);
-    free(r.stype);
-    free(r.sq);
-    free(r.xspace);
-    free(r.xtype);
-    free(r.nsrc);
-    free(r.src);
-    free(r.xq);
-    free(r.nhold);
-    free(r.hold);
-    free(r.ninto);
-    free(r.into);
-    free(r.nsnapof);
-    free(r.snapof);
-    free(r.bytype);
-    free(r.kq);
-    free(r.tseen);
-    free(r.tmp);
-    free(r.acc);
-    free(r.inc);
-    free(r.incx);
     count_rows_free(&r.out);
-    free(r.pw);
+    FREE_ALL(mv, tsvis, rtype, bits, r.startmask, r.nend, r.ends, r.ncv, r.cv, r.stype, r.sq, r.xspace,
+             r.xtype, r.nsrc, r.src, r.xq, r.nhold, r.hold, r.ninto, r.into, r.nsnapof, r.snapof, r.bytype,
+             r.kq, r.tseen, r.tmp, r.acc, r.inc, r.incx, r.pw);
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"run", run, METH_VARARGS, "A sequence group's pass over count states (see the module source)."},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_counts", "The compiled sequence (GLORIA) executor over count states.", -1, methods,
-    NULL, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__counts(void) {
-    count128_init();
-    return PyModule_Create(&module);
-}
+COMPILED_MODULE(_counts, "The compiled sequence (GLORIA) executor over count states.",
+                "A sequence group's pass over count states (see the module source).")

@@ -72,27 +72,19 @@ typedef struct {
     int64_t part;
 } Windows;
 
-static inline Py_ssize_t slot(const Windows *w, int64_t k) {
-    int64_t s = w->head + (k - w->lo); /* 0 <= k - lo < cap */
-    return (Py_ssize_t)(s >= w->cap ? s - w->cap : s);
-}
+static inline Py_ssize_t slot(const Windows *w, int64_t k) { return (Py_ssize_t)RING_SLOT(w, k); }
 
 static int close_below(Windows *w, int64_t kmin, Out *o) {
     while (w->count && w->lo < kmin) {
         Py_ssize_t s = slot(w, w->lo);
         if (w->nonzero[s] && out_push(o, w->part, w->lo, w->vals + s * w->size) < 0) return -1;
-        w->lo++;
-        w->count--;
-        w->head = w->head + 1 == w->cap ? 0 : w->head + 1;
+        RING_DROP(w);
     }
     return 0;
 }
 
 static void open_range(Windows *w, int64_t kmin, int64_t kmax) {
-    if (!w->count) {
-        w->lo = kmin;
-        w->head = 0;
-    }
+    RING_START(w, kmin);
     for (int64_t k = w->lo + w->count; k <= kmax; k++) {
         Py_ssize_t s = slot(w, k);
         memset(w->vals + s * w->size, 0, w->size * sizeof(u128));
@@ -212,14 +204,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     got = read_steps(&t, &rw, pane_of, flush, &r_);
     if (got == READ_OK && close_below(&w, INT64_MAX, &o) < 0) got = READ_FAILED;
     Py_END_ALLOW_THREADS
-    if (got == READ_BAD_IDX) {
-        PyErr_SetString(PyExc_ValueError, "idx: increasing rows of ts expected");
-    } else if (got == READ_FAILED) {
-        PyErr_NoMemory();
-    } else if (got == READ_DECLINED) {
-        result = Py_None;
-        Py_INCREF(result);
-    } else {
+    if (read_status(got, &result) == 0) {
         /* "y#" of a NULL buffer would be None: no closed window gives empty bytes */
         result = Py_BuildValue("(y#y#y#)", o.n ? (const char *)o.kid : "", (Py_ssize_t)(o.n * 8),
                                o.n ? (const char *)o.k : "", (Py_ssize_t)(o.n * 8), o.n ? (const char *)o.val : "",
@@ -235,16 +220,5 @@ done:
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"run", run, METH_VARARGS, "COGRA's count kernel over many partitions (see the module source)."},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_steps", "COGRA's compiled count kernel.", -1, methods, NULL, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__steps(void) {
-    count128_init();
-    return PyModule_Create(&module);
-}
+COMPILED_MODULE(_steps, "COGRA's compiled count kernel.",
+                "COGRA's count kernel over many partitions (see the module source).")

@@ -410,3 +410,21 @@ def test_a_long_beyond_2_53_read_as_double_is_the_nearest_double(text: str) -> N
     assert typed.first_bad() is None
     got = typed.values.to_pylist()
     assert [(type(v), v) for v in got] == [(float, 0.0)] * 7 + [(float, float(int(text)))]
+
+
+@pytest.mark.parametrize(("values", "kind", "read"), [
+    (["0", "12", ""], pa.int64(), [0, 12, None]),
+    ([" -7", "+3", "0"], pa.int64(), [-7, 3, 0]),
+    (["0", "1e3", ""], pa.float64(), [0.0, 1000.0, None]),
+    (["3.0", "4", "5"], pa.float64(), [3.0, 4.0, 5.0]),
+])
+def test_without_a_schema_a_column_is_long_only_when_written_as_integers(
+    tmp_path: Path, values: list[str], kind: pa.DataType, read: list[Any]
+) -> None:
+    """An integral decimal (``1e3``, ``3.0``) makes an untyped column a double, as it reads: ``MIN``
+    of such a column prints ``0.0``, not ``0`` (found by test_eval_fuzz)."""
+    events = tmp_path / "x.csv"
+    events.write_text("type,ts,x\n" + "".join(f"A,{1767607380 + i},{v}\n" for i, v in enumerate(values)))
+    column = read_event_table(events, None).column("x")
+    assert column.type == kind
+    assert column.to_pylist() == read
