@@ -12,6 +12,7 @@ from trendlake.engine.shared.base import GroupInput, GroupResults, Kind
 from trendlake.engine.shared.kleene import KLEENE
 from trendlake.engine.shared.panes import PANES
 from trendlake.engine.shared.sequence import SEQUENCE
+from trendlake.engine.shared.subsequence import SUBSEQUENCE
 
 __all__ = ["KINDS", "GroupInput", "GroupResults", "Kind", "kind_of"]
 
@@ -19,6 +20,7 @@ KINDS: dict[str, Kind] = {
     KLEENE.name: KLEENE,
     SEQUENCE.name: SEQUENCE,
     PANES.name: PANES,
+    SUBSEQUENCE.name: SUBSEQUENCE,
 }
 
 

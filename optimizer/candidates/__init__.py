@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from trendlake.optimizer.candidates import kleene, panes, sequence
+from trendlake.optimizer.candidates import kleene, panes, sequence, subsequence
 
 __all__ = ["KINDS", "Candidate", "Candidates", "find"]
 
@@ -37,6 +37,7 @@ KINDS: dict[str, Callable[[list[dict[str, Any]]], Sequence[Candidate]]] = {
     kleene.KIND: kleene.candidates,
     sequence.KIND: sequence.candidates,
     panes.KIND: panes.candidates,
+    subsequence.KIND: subsequence.candidates,
 }
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from trendlake.optimizer.candidates import Candidates
-from trendlake.optimizer.planners import auto, gloria, hamlet, none, panes, share_all
+from trendlake.optimizer.planners import auto, gloria, hamlet, none, panes, share_all, sharon
 
 Planner = Callable[[Mapping[str, dict[str, Any]], Candidates, Any], list[dict[str, Any]]]
 
@@ -29,6 +29,9 @@ PLANNERS: dict[str, Planner] = {
     "gloria": gloria.plan_gloria,
     "gloria-noprune": gloria.plan_noprune,
     "gloria-greedy": gloria.plan_greedy,
+    "sharon": sharon.plan_sharon,
+    "sharon-greedy": sharon.plan_greedy,
+    "sharon-exhaustive": sharon.plan_exhaustive,
     "shared-panes": panes.plan_shared,
     "weaveshare": panes.plan_weaveshare,
     "share-all": share_all.plan,

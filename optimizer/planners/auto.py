@@ -27,7 +27,7 @@ from trendlake.optimizer.errors import OptimizerError
 
 __all__ = ["CONSIDERED", "Choice", "choose", "plan"]
 
-CONSIDERED = ("none", "hamlet", "hamlet-static", "gloria", "shared-panes", "weaveshare")
+CONSIDERED = ("none", "hamlet", "hamlet-static", "gloria", "sharon", "shared-panes", "weaveshare")
 
 
 @dataclass

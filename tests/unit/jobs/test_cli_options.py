@@ -132,4 +132,4 @@ def test_a_bad_option_is_one_line_and_exit_2(argv: list[str], words: tuple[str, 
 
 def test_help_still_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["optimize", "--help"]) == 0
-    assert "--planner {auto,gloria,gloria-greedy,gloria-noprune,hamlet,hamlet-static,none,share-all,shared-panes,weaveshare}" in " ".join(capsys.readouterr().out.split())
+    assert "--planner {auto,gloria,gloria-greedy,gloria-noprune,hamlet,hamlet-static,none,share-all,shared-panes,sharon,sharon-exhaustive,sharon-greedy,weaveshare}" in " ".join(capsys.readouterr().out.split())

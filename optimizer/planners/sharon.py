@@ -1,0 +1,74 @@
+"""Sharon's planners: fixed-length sequence queries share the counts of common sub-sequences
+(``subsequence`` groups).
+
+For every ``subsequence`` candidate (eligible queries of one partitioning and windows,
+``optimizer.candidates.subsequence``) Sharon's optimizer (``optimizer.sharon``) chooses the
+shared sub-sequences from the statistics: the events per window of each type for the
+candidate's window and each query's selectivity of each variable. ``sharon`` is its
+optimizer (graph reduction and plan finder, optimal), ``sharon-greedy`` its GWMIN baseline,
+``sharon-exhaustive`` every subset of the Sharon graph (an OptimizerError past
+``optimizer.sharon.EXHAUSTIVE_LIMIT`` candidates, which ``auto`` records).
+
+Estimates: Sharon's benefit model counts A-Seq's prefix-counter updates; a group's
+``estimated_cost`` is its queries' cost alone in steps (``optimizer.cost.alone_costs``) and
+that times Sharon's shared / non-shared ratio times the step cost of the sequence executor
+that runs the group (as GLORIA's groups: ``SEQUENCE_COMPILED_STEP_COST`` for count-only
+queries, else ``SEQUENCE_STEP_COST``); a group not estimated cheaper than alone is not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from trendlake.optimizer import sharon
+from trendlake.optimizer.candidates import Candidates, subsequence
+from trendlake.optimizer.candidates.kleene import counts_only
+from trendlake.optimizer.cost import (
+    SEQUENCE_COMPILED_STEP_COST,
+    SEQUENCE_STEP_COST,
+    alone_costs,
+    rates_for,
+    selectivity,
+)
+
+__all__ = ["plan_exhaustive", "plan_greedy", "plan_sharon"]
+
+
+def plan_sharon(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
+    """Sharon's optimizer: the optimal sharing plan of each candidate."""
+    return _plan(entries, candidates, statistics, "sharon")
+
+
+def plan_greedy(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
+    """Sharon's greedy baseline (GWMIN on the Sharon graph)."""
+    return _plan(entries, candidates, statistics, "greedy")
+
+
+def plan_exhaustive(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any) -> list[dict[str, Any]]:
+    """Every subset of the Sharon graph (small workloads only)."""
+    return _plan(entries, candidates, statistics, "exhaustive")
+
+
+def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any, search: str) -> list[dict[str, Any]]:
+    groups = []
+    for cand in candidates.get(subsequence.KIND, []):
+        members = [entries[q] for q in cand.queries]
+        within = members[0]["window"]["within_us"]
+        types = {t for e in members for t in subsequence.types_of(e)}
+        rates = rates_for(statistics, within, types).events
+        sel = {(e["name"], var): selectivity(statistics, e["name"], var, True)
+               for e in members for var, preds in e["local_predicates"].items() if preds}
+        plan = sharon.choose(members, rates, sel, search=search)
+        parts = [(s.pattern, s.queries, s.positions, s.benefit) for s in plan.shared if len(s.queries) >= 2]
+        if not parts or plan.non_shared_cost <= 0:
+            continue
+        queries = [q for q in cand.queries if any(q in p[1] for p in parts)]
+        alone = sum(alone_costs({q: entries[q] for q in queries}, statistics).values())
+        step = SEQUENCE_COMPILED_STEP_COST if all(counts_only(entries[q]) for q in queries) else SEQUENCE_STEP_COST
+        ratio = step * max(0.0, 1.0 - plan.score / plan.non_shared_cost)
+        if ratio >= 1.0:
+            continue
+        groups.append(subsequence.group(entries, queries, parts, search, parameters={"step_cost": step},
+                                        estimated_cost=(alone * ratio, alone)))
+    return groups
