@@ -41,6 +41,7 @@ from typing import Any
 
 from trendlake.engine.events import Event, events_from_arrow
 from trendlake.engine.results import OVERFLOW, is_equal
+from trendlake.optimizer.errors import OptimizerError
 
 from trendlake import engine, optimizer
 
@@ -592,8 +593,13 @@ class Recorder:
             point: dict[str, Any] = {"figure": fig.id, "x": x, "strategy": name, "queries": len(workload.queries)}
             if facts:
                 point.update(facts)
-            plan, times = timed(lambda s=s: optimizer.build_plan(workload, planner=s.planner, statistics=stats),
-                                self.ctx.repeat)
+            try:
+                plan, times = timed(lambda s=s: optimizer.build_plan(workload, planner=s.planner, statistics=stats),
+                                    self.ctx.repeat)
+            except OptimizerError as err:  # a planner that refuses a workload it cannot finish (exhaustive)
+                point.update(status="skipped", reason=str(err))
+                self.points.append(point)
+                continue
             median = statistics.median(times)
             point.update(status=OK, times_s=[round(t, 6) for t in times], median_s=round(median, 6),
                          estimated_cost=plan.get("estimated_cost"), sharing_entries=len(plan.get("sharing", [])))
