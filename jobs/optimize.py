@@ -73,12 +73,12 @@ def optimize(
     stream: str | None = None,
     statistics: dict[str, Any] | Statistics | None = None,
     planner: str = "auto",
-    incremental: bool = False,
+    previous: dict[str, Any] | None = None,
 ) -> PlanRef:
     """Compile the workload, plan it with ``planner`` and make that plan current.
 
-    ``incremental``: plan against the current plan of the workload, where there is one
-    (``optimizer.build_plan(previous=)``: Weave Share's trees woven into the stored ones).
+    ``previous``: a plan of the workload (its current one, ``previous_plan``) to plan against
+    incrementally (``optimizer.build_plan(previous=)``: Weave Share's trees woven into the stored ones).
     The lake root must exist (``trendlake ingest`` creates it): a mistyped
     ``--lake`` is an error, not a new empty lake.
     """
@@ -93,7 +93,6 @@ def optimize(
     text = Path(workload_path).read_text()
     schema = resolve_stream(stream, lake_root)[1] if stream else None
     workload = optimizer.compile_workload(text, stream_schema=schema, path=str(workload_path))
-    previous = previous_plan(lake_root, workload_name(workload_path)) if incremental else None
     plan = optimizer.build_plan(
         workload, planner=planner, statistics=statistics, stream=schema["stream"] if schema else None,
         previous=previous,

@@ -151,10 +151,11 @@ def run_optimize(settings: Settings | None = None) -> dict[str, Any]:
     )
 
     s = settings or Settings.from_env()
-    incremental = changed_little(previous_plan(s.lake, workload_name(s.workload)), s.workload)
+    previous = previous_plan(s.lake, workload_name(s.workload))
+    incremental = changed_little(previous, s.workload)
     ref = optimize(
         s.lake, s.workload, stream=s.stream, statistics=latest_statistics(s.lake, s.stream), planner=s.planner,
-        incremental=incremental,
+        previous=previous if incremental else None,
     )
     return {"plan_id": ref.plan_id, "path": str(ref.path), "created": ref.created, "incremental": incremental}
 

@@ -38,12 +38,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from trendlake.jobs.evaluate import planning_statistics
-    from trendlake.jobs.optimize import latest_statistics, optimize
+    from trendlake.jobs.optimize import latest_statistics, optimize, previous_plan, workload_name
 
     statistics = planning_statistics(args) if (args.stats is not None or args.assume_uniform) else None
     if statistics is None and args.stream and not args.no_stats:
         statistics = latest_statistics(args.lake, args.stream)
+    previous = previous_plan(args.lake, workload_name(args.workload)) if args.incremental else None
     ref = optimize(args.lake, args.workload, stream=args.stream, statistics=statistics, planner=args.planner,
-                   incremental=args.incremental)
+                   previous=previous)
     print(f"plan {ref.plan_id} is current for workload {ref.workload} ({ref.path})")
     return 0

@@ -18,7 +18,7 @@ from typing import Any
 from trendlake.engine.shared.panes import available, rules
 from trendlake.optimizer.groups import make_group
 
-__all__ = ["KIND", "Candidate", "candidates", "edges_of", "group", "slide_of", "windows_of"]
+__all__ = ["KIND", "Candidate", "candidates", "group", "windows_of"]
 
 KIND = "panes"
 
@@ -26,16 +26,6 @@ KIND = "panes"
 def windows_of(entries: Mapping[str, Mapping[str, Any]], queries: Sequence[str]) -> list[tuple[int, int]]:
     """The (within, slide) of each of ``queries``, in microseconds."""
     return [(int(entries[q]["window"]["within_us"]), int(entries[q]["window"]["slide_us"])) for q in queries]
-
-
-def edges_of(windows: Sequence[tuple[int, int]]) -> list[int]:
-    """The edges of ``windows`` within their composite slide (``rules.edges``)."""
-    return rules.edges(windows)
-
-
-def slide_of(windows: Sequence[tuple[int, int]]) -> int:
-    """The composite slide of ``windows`` (``rules.composite_slide``)."""
-    return rules.composite_slide(windows)
 
 
 @dataclass

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from trendlake.engine.shared.panes import rules
 from trendlake.optimizer import weaveshare
 from trendlake.optimizer.candidates import Candidates, panes
 from trendlake.optimizer.cost import PANE_PRODUCT_COST, PANE_STEP_COST, alone_costs, rates_for
@@ -115,7 +116,7 @@ def estimate(entries: Mapping[str, Mapping[str, Any]], queries: Sequence[str], s
     rate = sum(costs[q] / w for q, (w, _) in zip(queries, windows, strict=True)) / len(queries)
     alone_rate = sum(rate * w / s for w, s in windows)
     d = counts_of(entries[queries[0]])
-    edges_per_us = len(panes.edges_of(windows)) / panes.slide_of(windows)
+    edges_per_us = len(rules.edges(windows)) / rules.composite_slide(windows)
     products = sum(min(edges_per_us * w, rate * w) / s for w, s in windows)
     shared_rate = rate * (d + 1) * PANE_STEP_COST + products * d * (d + 1) * PANE_PRODUCT_COST
     non_shared = sum(costs.values())

@@ -27,6 +27,7 @@ from trendlake.optimizer.plan import build_plan
 
 from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine, same_rows
+from tests.unit.engine.test_shared_sequence import streams
 from trendlake import engine
 
 pytestmark = pytest.mark.skipif(not available(), reason="the compiled panes pass is not built")
@@ -72,20 +73,6 @@ def workloads(draw: Any) -> str:
     if draw(once.booleans()):
         queries.append(f"QUERY other RETURN COUNT(*) PATTERN SEQ(B, C+) WITHIN 5 seconds SLIDE {draw(once.integers(1, 5))} seconds;")
     return "\n".join(queries)
-
-
-@st.composite
-def streams(draw: Any, size: tuple[int, int]) -> list[dict[str, Any]]:
-    """Events of A, B, C and D with ties on time stamps and bursts, in two groups."""
-    rows: list[dict[str, Any]] = []
-    t = draw(once.integers(0, 3))
-    n = draw(once.integers(*size))
-    while len(rows) < n:
-        ty = draw(once.sampled_from(("A", "B", "B", "B", "C", "D")))
-        t += draw(once.sampled_from((0, 0, 1, 1, 2, 5)))
-        rows.append({"type": ty, "ts": t, "seq": len(rows), "x": draw(once.integers(0, 6)),
-                     "g": draw(once.sampled_from((1, 1, 2)))})
-    return rows
 
 
 @settings(max_examples=80, deadline=None)

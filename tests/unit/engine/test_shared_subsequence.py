@@ -24,7 +24,7 @@ from trendlake.optimizer.plan import build_plan
 
 from tests.randomized import once
 from tests.unit.engine.engine_adapter import run_engine, same_rows
-from tests.unit.engine.test_shared_panes import streams
+from tests.unit.engine.test_shared_sequence import streams
 from trendlake import engine
 
 BASE = "ABCDEF"
