@@ -28,6 +28,7 @@ import argparse
 import gc
 import importlib
 import importlib.util
+import json
 import math
 import random
 import statistics
@@ -357,7 +358,12 @@ def runner(s: Strategy, prepared: Prepared, events: list[Event]) -> Callable[[],
         stats = file_statistics(table, prepared.workload, None)
         built = optimizer.build_plan(prepared.workload, planner=s.planner, statistics=stats)
         plan = engine.load_plan(built, optimizer.workload_hash(prepared.text))
-        return lambda: engine.evaluate(plan, table)
+
+        def run() -> list[dict[str, Any]]:
+            return engine.evaluate(plan, table)
+
+        run.plan = built  # type: ignore[attr-defined]  # what the point records of the plan it ran
+        return run
     if s.kind == "forced":
         plan = engine.load_plan(forced_sharing(prepared.plan.raw, s.planner or "static"))
         return lambda: engine.evaluate(plan, table)
@@ -371,7 +377,6 @@ def _cli_runner(s: Strategy, prepared: Prepared, table: Any) -> Callable[[], lis
     timing), its JSON-lines output parsed back into rows."""
     import contextlib
     import io
-    import json
     import tempfile
     from pathlib import Path
 
@@ -536,39 +541,64 @@ class Recorder:
     ) -> dict[str, list[dict[str, Any]]]:
         """Run every strategy of ``fig`` at x index ``i``; record times and check agreement.
 
-        Engine strategies run before shared ones; ``twostep`` only runs when
-        the partial trends it would walk through (``enumeration_paths``)
-        stay under ``max_paths``.
+        The repeats are interleaved: each round runs every strategy once, so that a change
+        of the machine's load during the point reaches all of them alike. ``twostep`` only
+        runs when the partial trends it would walk through (``enumeration_paths``) stay
+        under ``max_paths``. A shared strategy's point records the plan it ran
+        (``plan_planner``, ``plan_groups``, ``same_plan_as``): two strategies that ran the
+        same plan did the same work, whatever their times say.
         """
         x = fig.x[i]
         results: dict[str, list[dict[str, Any]]] = {}
         order = sorted(fig.strategies, key=lambda n: (n == "twostep", STRATEGIES[n].kind != "engine"))
+        points: dict[str, dict[str, Any]] = {}
+        runs: dict[str, Callable[[], list[dict[str, Any]]]] = {}
+        plans: dict[str, str] = {}  # sharing groups of each shared strategy's plan -> its first strategy
         for name in order:
             s = STRATEGIES[name]
             point: dict[str, Any] = {"figure": fig.id, "x": x, "strategy": name, "events": len(events),
                                      "queries": prepared.queries}
             if facts:
                 point.update(facts)
+            self.points.append(point)
             if name == "twostep" and max_paths is not None:
                 paths = enumeration_paths(prepared, events)
                 point["enumeration_paths"] = paths
                 if paths > max_paths:
                     point.update(status="skipped", reason=f"{paths:.3g} partial trends to enumerate > budget {max_paths:.3g}")
-                    self.points.append(point)
                     continue
             try:
-                rows, times = timed(runner(s, prepared, events), self.ctx.repeat)
+                runs[name] = runner(s, prepared, events)
             except engine.Unsupported as err:
                 point.update(status="unsupported", reason=str(err))
-                self.points.append(point)
                 continue
-            median = statistics.median(times)
-            point.update(status=OK, times_s=[round(t, 6) for t in times], median_s=round(median, 6), rows=len(rows))
+            points[name] = point
+            plan = getattr(runs[name], "plan", None)
+            if plan is not None:
+                sharing = json.dumps([{k: v for k, v in g.items() if k != "id"} for g in plan["sharing"]], sort_keys=True)
+                point.update(plan_planner=plan.get("chosen_planner", plan["planner"]),
+                             plan_groups=[g["kind"] for g in plan["sharing"]])
+                if sharing in plans:
+                    point["same_plan_as"] = plans[sharing]
+                plans.setdefault(sharing, name)
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(max(1, self.ctx.repeat)):
+            for name in list(runs):
+                try:
+                    rows, took = timed(runs[name], 1)
+                except engine.Unsupported as err:
+                    points.pop(name).update(status="unsupported", reason=str(err))
+                    del runs[name], times[name]
+                    continue
+                times[name] += took
+                results[name] = rows
+        for name, point in points.items():
+            median = statistics.median(times[name])
+            rows = results[name]
+            point.update(status=OK, times_s=[round(t, 6) for t in times[name]], median_s=round(median, 6), rows=len(rows))
             if rows and "COUNT(*)" in rows[0]:
                 point["trends"] = trend_total(rows)
-            self.points.append(point)
             fig.series[name][i] = round(median, 6)
-            results[name] = rows
         names = list(results)
         for other in names[1:]:
             self.checks += 1

@@ -84,5 +84,6 @@ def run(ctx: Context) -> dict[str, Any]:
         paper_reported=REPORTED,
         compares="GLORIA plan vs Greedy plan vs Hamlet vs GRETA / COGRA (each query alone); GLORIA optimizer vs NoPrune vs Greedy",
         ratios=[("greta", "gloria"), ("gloria-greedy", "gloria"), ("hamlet-dynamic", "gloria"), ("greta", "cogra"),
+                ("auto", "cogra"),
                 ("optimizer:gloria-noprune", "optimizer:gloria"), ("optimizer:gloria", "optimizer:gloria-greedy")],
     )

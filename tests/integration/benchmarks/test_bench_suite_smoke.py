@@ -178,3 +178,21 @@ def test_trendlake_bench_runs_the_harness(tmp_path: Path, capsys: pytest.Capture
     assert "unknown experiment 'nope'" in capsys.readouterr().err
     assert trendlake(["bench", "engine", "--sparse", "1,2"]) == 2
     assert "three counts" in capsys.readouterr().err
+
+
+def test_a_point_interleaves_its_repeats_and_names_the_plans_it_ran() -> None:
+    from benchmarks.experiments.common import Context, Figure, Recorder, make_events, prepare
+
+    ctx = Context("probe", size="smoke", repeat=2, log=lambda line: None)
+    names = ["cogra", "hamlet-dynamic", "auto"]
+    rec = Recorder(ctx, names)
+    fig = rec.figure(Figure("probe", "probe", "queries", [1], names))
+    one_query = "QUERY q RETURN COUNT(*) PATTERN SEQ(Request, Travel+) WITHIN 10 minutes;"
+    rec.run_point(fig, 0, prepare(one_query), make_events(ctx, 300, 600))
+    points = {p["strategy"]: p for p in rec.points}
+    assert all(p["status"] == "ok" and len(p["times_s"]) == 2 for p in points.values())
+    assert "plan_planner" not in points["cogra"]  # an engine strategy runs the workload's own plan
+    # one query shares nothing: both planners ran the same plan, with no groups
+    assert points["hamlet-dynamic"]["plan_planner"] == "hamlet" and points["hamlet-dynamic"]["plan_groups"] == []
+    assert points["auto"]["plan_planner"] != "auto" and points["auto"]["same_plan_as"] == "hamlet-dynamic"
+    assert rec.checks == 2 and not rec.disagreements
