@@ -2,7 +2,9 @@
 
 Execution (Fig. 14, 15): the mixed workload (SEQ:Kleene 6:1) as queries grow,
 run under the GLORIA plan, the Greedy plan, Hamlet, and GRETA / COGRA (each
-query alone, the paper's non-shared baseline). Optimizer (Fig. 10, 11, 13):
+query alone, the paper's non-shared baseline); Fig. 15, GLORIA vs Hamlet on a
+simple workload (Hamlet's: one shared ``K+``) and a complex one (a shared nested
+Kleene sub-pattern inside sequences). Optimizer (Fig. 10, 11, 13):
 time of ``build_plan`` for GLORIA, GLORIA without pruning (NoPrune) and Greedy
 on the SEQ workload (varying queries), the Kleene workload (varying the
 length of the shared Kleene sub-pattern) and the mixed workload (varying the
@@ -58,6 +60,19 @@ def run(ctx: Context) -> dict[str, Any]:
         text = generate_workload("gloria-mixed", n, ctx.seed, schema, ranges=ranges, kleene_ratio="1:6", **common)
         rec.run_point(fig, i, prepare(text, schema), events, facts={"events_per_minute": rate})
     fig.notes.append(f"gloria-mixed (SEQ:Kleene 6:1, Kleene length 3, nesting 2, 5-minute windows); {rate} events per minute, {groups} groups of {key}")
+
+    n_fig15 = ctx.pick(6, 40, 100)
+    fig = rec.figure(Figure("hamlet-vs-gloria", f"GLORIA vs Hamlet, {n_fig15} queries (Fig. 15)", "workload",
+                            ["simple", "complex"], ["gloria", "hamlet-dynamic", "auto", "cogra"]))
+    shapes = {  # simple: Hamlet's own, one shared K+ under different prefixes and suffixes;
+        # complex: a shared nested Kleene sub-pattern inside longer sequences
+        "simple": generate_workload("hamlet-shared", n_fig15, ctx.seed, schema),
+        "complex": generate_workload("gloria-kleene", n_fig15, ctx.seed, schema, kleene_length=3, nesting=2),
+    }
+    for i, shape in enumerate(fig.x):
+        rec.run_point(fig, i, prepare(shapes[shape], schema), events, facts={"events_per_minute": rate})
+    fig.notes.append("simple: hamlet-shared (SEQ(A, K+[, C]) sharing K+); complex: gloria-kleene "
+                     "(nested Kleene of length 3, nesting 2, inside sequences)")
 
     fig = rec.figure(Figure("optimizer-seq", "Optimizer time, SEQ workload (Fig. 10)", "queries",
                             ctx.pick([5, 10], [40, 80, 120, 160, 200], [40, 80, 120, 160, 200]), OPTIMIZERS))
