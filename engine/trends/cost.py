@@ -6,16 +6,24 @@ with such bounds would refuse almost every window, so :func:`cost` counts, by
 dynamic programming over the graph (linear in its size, no trend is built), the
 very quantities the algorithms spend (their ``stats``):
 
-* CPU: the graph's construction (``|V|^2`` pairs), then per algorithm
+* CPU (Table 5.1's terms, each counted instead of bounded; ``y`` trends):
   - M-CET: every prefix visited, once traversed and once updated (``2 * steps``);
-  - T-CET: every edge once plus every prefix made (``edges + updates``);
-  - H-CET: T-CET inside the graphlets plus, across them, every segment
-    concatenation traversed and updated (``2 * stitches``).
+  - T-CET: every edge once plus every trend (``|E| + y``);
+  - H-CET: the edges inside graphlets, the trends of each graphlet (the segments
+    it caches) and, per cut, every trend concatenated and traversed again
+    (``sum |E_i| + sum y_i + 2 (k - 1) y``): with no cut it is T-CET's, and a
+    cut adds ``2y`` while saving at most ``2y`` (a trend crosses a cut by one
+    edge and lies in one segment of a graphlet), so CPU never decreases from
+    parent to child (Theorem 6.2).
+  Each algorithm's ``stats`` count what it really did (prefixes made, stitches);
+  ``cost`` returns those counts too, so tests hold the model to the code.
 * Memory (bytes): the graph, plus
   - M-CET: the current path;
   - T-CET: every stored prefix;
   - H-CET: every cached segment, the largest graphlet's T-CET prefixes while it
-    runs, and the current trend.
+    runs, and the current trend. In events stored (``occurrences``) it never
+    grows from parent to child (Theorem 6.1); in bytes a cut that splits off a
+    graphlet whose segments are single trends adds their per-trend overhead.
 
 A stored partial trend costs ``BYTES_PER_TREND`` plus ``BYTES_PER_OCCURRENCE``
 per event in it (a tuple of vertex indices in a list: Python's sizes, rounded up).
@@ -80,7 +88,7 @@ def cost(paths: Paths, algorithm: str, cuts: Sequence[int] = (), graph: tuple[in
         return Cost("m-cet", (), trends, g_cpu + 2 * steps, g_mem + stack, steps=steps)
     if algorithm == "t-cet":
         c = _hcet_counts(paths, ())
-        return Cost("t-cet", (), c["trends"], g_cpu + c["edges"] + c["updates"],
+        return Cost("t-cet", (), c["trends"], g_cpu + c["edges"] + c["trends"],
                     g_mem + _stored(c["prefixes"], c["prefix_occurrences"]),
                     stored=c["prefixes"], occurrences=c["prefix_occurrences"], edges=c["edges"],
                     updates=c["updates"])
@@ -88,7 +96,8 @@ def cost(paths: Paths, algorithm: str, cuts: Sequence[int] = (), graph: tuple[in
         cuts = tuple(sorted(cuts))
         c = _hcet_counts(paths, cuts)
         memory = g_mem + _stored(c["stored"], c["occurrences"]) + _stored(c["prefixes"], c["prefix_occurrences"]) + stack
-        return Cost("h-cet", cuts, c["trends"], g_cpu + c["edges"] + c["updates"] + 2 * c["stitches"], memory,
+        cpu = g_cpu + c["edges"] + c["stored"] + 2 * len(cuts) * c["trends"]
+        return Cost("h-cet", cuts, c["trends"], cpu, memory,
                     stored=c["stored"], occurrences=c["occurrences"], edges=c["edges"], updates=c["updates"],
                     stitches=c["stitches"], prefixes=c["prefixes"], prefix_occurrences=c["prefix_occurrences"])
     raise ValueError(f"unknown algorithm {algorithm!r}")

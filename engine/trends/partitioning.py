@@ -42,6 +42,7 @@ __all__ = [
     "exhaustive",
     "greedy",
     "is_cut",
+    "is_effective",
     "nearly_balanced",
     "valid_cuts",
 ]
@@ -66,6 +67,13 @@ def _invalid(paths: Paths) -> list[int]:
         run += diff[c]
         out.append(run)
     return out
+
+
+def is_effective(paths: Paths, graphlet: Sequence[int]) -> bool:
+    """Whether an event-centric partitioning (``graphlet[v]``: the graphlet index of each
+    vertex) is effective (§6.1): no trend steps from a graphlet to an earlier one, so each
+    trend visits each graphlet once. Every time-centric partitioning is."""
+    return all(graphlet[v] <= graphlet[w] for v in range(len(paths)) for w in paths.succ[v])
 
 
 def valid_cuts(paths: Paths) -> list[int]:
