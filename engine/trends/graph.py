@@ -272,7 +272,7 @@ def _partition_graph(
                 new.append((v, var))
         if max_bytes is not None and BYTES_PER_VERTEX * len(vertices) + BYTES_PER_EDGE * edges > max_bytes:
             raise TrendsRefused(
-                f"the CET graph of window [{window[0]}, {window[1]}) needs more than {max_bytes} bytes "
+                f"the CET graph needs more than {max_bytes} bytes "
                 f"({len(vertices)} vertices and {edges} edges so far)"
             )
         for v, var in new:
