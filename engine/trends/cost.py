@@ -26,7 +26,8 @@ very quantities the algorithms spend (their ``stats``):
     graphlet whose segments are single trends adds their per-trend overhead.
 
 A stored partial trend costs ``BYTES_PER_TREND`` plus ``BYTES_PER_OCCURRENCE``
-per event in it (a tuple of vertex indices in a list: Python's sizes, rounded up).
+per event in it (a tuple of vertex indices, 40 bytes plus 8 per event, in a pair
+with its kind and a list slot: Python's sizes, rounded up).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from trendlake.engine.trends.graph import BYTES_PER_EDGE, BYTES_PER_VERTEX, Path
 
 __all__ = ["BYTES_PER_OCCURRENCE", "BYTES_PER_TREND", "Cost", "cost", "output_bytes", "table_5_1"]
 
-BYTES_PER_TREND = 96
+BYTES_PER_TREND = 128
 BYTES_PER_OCCURRENCE = 8
 
 

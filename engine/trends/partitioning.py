@@ -29,6 +29,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 
+from trendlake.engine.query import Unsupported
 from trendlake.engine.trends.cost import Cost, cost
 from trendlake.engine.trends.graph import Paths
 
@@ -226,7 +227,8 @@ def exhaustive(paths: Paths, memory: int, graph: tuple[int, int] | None = None) 
     """Every plan of the search space (at most 2^MAX_EXHAUSTIVE_CUTS): the cheapest that fits."""
     valid = valid_cuts(paths)
     if len(valid) > MAX_EXHAUSTIVE_CUTS:
-        raise ValueError(f"exhaustive search over {len(valid)} cuts (at most {MAX_EXHAUSTIVE_CUTS})")
+        raise Unsupported(f"exhaustive partitioning search over {len(valid)} cuts: at most "
+                          f"{MAX_EXHAUSTIVE_CUTS} (use branch-and-bound or greedy)")
     best: Cost | None = None
     for r in range(len(valid) + 1):
         for cuts in itertools.combinations(valid, r):
