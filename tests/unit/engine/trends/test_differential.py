@@ -11,7 +11,8 @@ shape, negation position, predicate class and semantics), per (group, window):
   for that window, and the windows listed by ``window_counts`` are the
   windows with a trend;
 * every trend is one of the oracle's (it satisfies the query);
-* M-CET and H-CET list them in the same lexicographic order, and each
+* M-CET and H-CET list them in the same lexicographic order, T-CET by their
+  last vertex, and each
   algorithm spends exactly what the cost model counted before it ran.
 """
 
@@ -61,6 +62,7 @@ def check_algorithms(paths: Any, graph: Any, want: set[Any], rng: random.Random)
     stats = {}
     t = list(t_cet(paths, stats))
     assert set(steps(graph, t)) == want and len(t) == len(want)
+    assert [p[-1] for p in t] == sorted(p[-1] for p in t), "T-CET lists trends by their last vertex"
     model = cost(paths, "t-cet", (), size)
     assert (stats["edges"], stats["updates"], stats["stored"], stats["occurrences"]) == (
         model.edges, model.updates, model.stored, model.occurrences)
