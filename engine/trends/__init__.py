@@ -144,7 +144,7 @@ def drill(
     except TrendsRefused as err:
         raise TrendsRefused(_refusal(query, group, window, _aggregated(query, parts, k), None, str(err))) from None
     every = graph.paths()
-    paths = graph.complete() if complete else every
+    paths = graph.complete(every) if complete else every
     count_all = every.count()
     count = paths.count() if complete else count_all
     held = output_bytes(paths, limit)

@@ -157,7 +157,7 @@ class CETGraph:
         return Paths([list(ws) for ws in self.succ], [list(us) for us in self.pred], both,
                       list(self.start), list(self.end), list(self.mid_ok), self.groups())
 
-    def complete(self) -> Paths:
+    def complete(self, every: Paths | None = None) -> Paths:
         """The complete trends (Def. 3.1): no other trend holds all their steps.
 
         A trend ``e1 .. ek`` lies in a longer one iff (a) a prefix may end just before
@@ -165,7 +165,7 @@ class CETGraph:
         (or k = 1), (b) symmetrically after ``ek``, or (c) some edge ``ei -> ei+1`` has a
         detour through middle vertices; extending one of these at a time keeps a trend, so
         the three are also necessary."""
-        every = self.paths()
+        every = every if every is not None else self.paths()  # ``every``: this graph's paths()
         n = len(self.vertices)
         before = [any(every.head[u] for u in self.pred[v]) for v in range(n)]
         after = [any(every.tail[w] for w in self.succ[v]) for v in range(n)]
