@@ -90,7 +90,7 @@ def check_optimizers(p: Any) -> None:
                 assert found.cpu >= best.cpu
 
 
-@settings(max_examples=max(60, settings().max_examples // 2))
+@settings(max_examples=max(30, settings().max_examples // 4))
 @given(case=cases(), seed=st.integers(0, 2**32))
 def check_all(case: Case, seed: int) -> None:
     plan = optimizer.build_plan(optimizer.compile_workload(case.text))
