@@ -29,6 +29,13 @@ CASES: dict[str, list[tuple[list[str], tuple[str, ...]]]] = {
         (["eval", W, "--events", "e.csv", "--nope"], ("trendlake eval", "--nope")),
         (["eval", W], ("--events",)),
     ],
+    "trends": [
+        (["trends", W, "--query", "q", "--events", "e.csv", "--algorithm", "x-cet"], ("--algorithm", "x-cet")),
+        (["trends", W, "--query", "q", "--events", "e.csv", "--memory", "lots"], ("--memory", "lots")),
+        (["trends", W, "--query", "q", "--events", "e.csv", "--limit", "0"], ("--limit", "at least 1")),
+        (["trends", W, "--query", "q", "--events", "e.csv", "--window-start", "noon"], ("--window-start", "noon")),
+        (["trends", W, "--events", "e.csv"], ("--query",)),
+    ],
     "plan": [
         (["plan", W, "--planner", "bogus"], ("--planner", "bogus")),
         (["plan", W, "--nope", "1"], ("trendlake plan", "--nope")),

@@ -54,6 +54,12 @@ CASES: dict[str, list[tuple[list[str], tuple[str, ...]]]] = {
         (["eval", "{good.etq}", "--events", "{badtime.csv}"], ("badtime.csv", "yesterday")),
         (["eval", "{good.etq}", "--events", "{events.csv}", "--plan", "{notjson.json}"], ("line 1",)),
     ],
+    "trends": [
+        (["trends", "{missing}", "--query", "q", "--events", "{events.csv}"], ("no workload file", "missing.etq")),
+        (["trends", "{good.etq}", "--query", "q", "--events", "{badtime.csv}"], ("badtime.csv", "yesterday")),
+        (["trends", "{good.etq}", "--query", "q", "--events", "{events.csv}", "--window-start", "0",
+          "--memory", "100"], ("1 trends, the aggregation's COUNT(*)", "do not fit the memory budget")),
+    ],
     "plan": [
         (["plan", "{missing}"], ("no workload file",)),
         (["plan", "{good.etq}", "--stats", "{notjson.json}"], ("--stats", "not a JSON file")),

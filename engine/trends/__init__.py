@@ -1,0 +1,197 @@
+"""Drill-down: the trends behind one result row (dissertation part I, CET).
+
+``drill(query, events, group, k)`` builds the CET graph of one (group, window)
+of a compiled query (``graph``), and constructs its complete trends (Def. 3.1)
+or all of them with M-CET, T-CET or H-CET (``m_cet``, ``t_cet``, ``h_cet``)
+under a memory budget: the costs are counted before anything is constructed
+(``cost``), H-CET's partitioning is chosen by an optimizer (``partition``), and
+a window whose trends do not fit is refused with ``TrendsRefused`` naming its
+``COUNT(*)``. docs/engine.md, "Trends (drill-down)".
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from trendlake.engine.columns import Event
+from trendlake.engine.events import partition
+from trendlake.engine.query import CompiledQuery, Unsupported
+from trendlake.engine.timeline import format_ts
+from trendlake.engine.timestamps import TimeStampDriver
+from trendlake.engine.trends.cost import Cost, cost, output_bytes
+from trendlake.engine.trends.graph import CETGraph, Paths, TrendsRefused, build_graph
+from trendlake.engine.trends.h_cet import h_cet
+from trendlake.engine.trends.m_cet import m_cet
+from trendlake.engine.trends.partitioning import OPTIMIZERS, valid_cuts
+from trendlake.engine.trends.t_cet import t_cet
+
+__all__ = [
+    "ALGORITHMS",
+    "CETGraph",
+    "Cost",
+    "Drill",
+    "Paths",
+    "TrendsRefused",
+    "Unsupported",
+    "build_graph",
+    "drill",
+    "group_partitions",
+    "h_cet",
+    "m_cet",
+    "run",
+    "t_cet",
+    "valid_cuts",
+    "window_counts",
+]
+
+ALGORITHMS = ("auto", "m-cet", "t-cet", "h-cet")
+Trend = tuple[tuple[Event, str], ...]
+
+
+def group_partitions(query: CompiledQuery, events: Sequence[Event], group: Sequence[Any]) -> list[list[Event]]:
+    """The time-ordered partitions of ``events`` whose GROUP-BY values are ``group``."""
+    group = tuple(group)
+    if len(group) != len(query.group_by):
+        raise Unsupported(
+            f"query {query.name}: {len(query.group_by)} group-by value(s) expected "
+            f"({', '.join(query.group_by) or 'none'}), got {len(group)}"
+        )
+    positions = [query.partition_by.index(a) for a in query.group_by]
+    parts = partition(events, query.partition_by)
+    return [evs for key, evs in sorted(parts.items(), key=lambda kv: repr(kv[0]))
+            if tuple(key[i] for i in positions) == group]
+
+
+def window_counts(query: CompiledQuery, events: Sequence[Event]) -> dict[tuple[tuple[Any, ...], int], int]:
+    """``COUNT(*)`` per (group, window index), by the engine's aggregation (GRETA's driver)."""
+    positions = [query.partition_by.index(a) for a in query.group_by]
+    out: dict[tuple[tuple[Any, ...], int], int] = {}
+    driver = TimeStampDriver.of(query)
+    for key, evs in partition(events, query.partition_by).items():
+        group = tuple(key[i] for i in positions)
+        for k, result in driver.run(evs).items():
+            if result.trends:
+                out[(group, k)] = out.get((group, k), 0) + result.trends
+    return out
+
+
+def run(paths: Paths, plan: Cost, stats: dict[str, int] | None = None) -> Iterator[tuple[int, ...]]:
+    """The trends of ``paths`` by the algorithm (and partitioning) of ``plan``."""
+    if plan.algorithm == "m-cet":
+        return m_cet(paths, stats)
+    if plan.algorithm == "t-cet":
+        return t_cet(paths, stats)
+    return h_cet(paths, plan.cuts, stats)
+
+
+@dataclass
+class Drill:
+    """The trends of one (group, window): its graph, their counts and the chosen plan."""
+
+    query: CompiledQuery
+    group: tuple[Any, ...]
+    k: int
+    graph: CETGraph
+    paths: Paths
+    complete: bool
+    count_all: int  # every trend: the aggregation's COUNT(*)
+    count: int  # the trends listed (complete ones unless ``complete`` is False)
+    plan: Cost
+    limit: int | None
+
+    @property
+    def window(self) -> tuple[int, int]:
+        return self.graph.window
+
+    def trends(self) -> Iterator[Trend]:
+        """The trends as (event, variable) steps, at most ``limit`` of them."""
+        out = run(self.paths, self.plan)
+        if self.limit is not None:
+            out = itertools.islice(out, self.limit)
+        vertices = self.graph.vertices
+        for path in out:
+            yield tuple(vertices[v] for v in path)
+
+
+def drill(
+    query: CompiledQuery,
+    events: Sequence[Event],
+    group: Sequence[Any],
+    k: int,
+    *,
+    complete: bool = True,
+    algorithm: str = "auto",
+    memory: int | None = None,
+    limit: int | None = None,
+    optimizer: str = "branch-and-bound",
+    cuts: Sequence[int] | None = None,
+) -> Drill:
+    """Plan the construction of the trends of window ``k`` of ``group``: refuses
+    (``TrendsRefused``) when the graph, the chosen algorithm's state and the trends the
+    caller keeps (all, or ``limit``) need more than ``memory`` bytes."""
+    if algorithm not in ALGORITHMS:
+        raise Unsupported(f"unknown trend algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
+    if optimizer not in OPTIMIZERS:
+        raise Unsupported(f"unknown partitioning optimizer {optimizer!r} (one of {', '.join(OPTIMIZERS)})")
+    group = tuple(group)
+    parts = group_partitions(query, events, group)
+    window = query.window_bounds(k)
+    try:
+        graph = build_graph(query, parts, window, memory)
+    except TrendsRefused as err:
+        raise TrendsRefused(_refusal(query, group, window, _aggregated(query, parts, k), None, str(err))) from None
+    every = graph.paths()
+    paths = graph.complete(every) if complete else every
+    count_all = every.count()
+    count = paths.count() if complete else count_all
+    held = output_bytes(paths, limit)
+    plan = _choose(graph, paths, algorithm, optimizer, cuts, None if memory is None else memory - held)
+    if plan is None or (memory is not None and plan.memory + held > memory):
+        need = None if plan is None else plan.memory + held
+        raise TrendsRefused(_refusal(query, group, window, count_all, count if complete else None,
+                                     f"{need or 'more than ' + str(memory)} bytes needed, budget {memory} bytes"))
+    return Drill(query, group, k, graph, paths, complete, count_all, count, plan, limit)
+
+
+def _choose(
+    graph: CETGraph, paths: Paths, algorithm: str, optimizer: str, cuts: Sequence[int] | None, room: int | None
+) -> Cost | None:
+    """The plan: a named algorithm as asked, else H-CET under the optimizer's partitioning
+    within ``room`` bytes, else (``auto``) M-CET; None when nothing fits."""
+    size = (len(graph.vertices), graph.edges)
+    if algorithm in ("m-cet", "t-cet"):
+        return cost(paths, algorithm, (), size)
+    if cuts is not None:
+        return cost(paths, "h-cet", cuts, size)
+    budget = room if room is not None else float("inf")
+    found = OPTIMIZERS[optimizer](paths, budget, size) if budget >= 0 else None
+    if found is None and algorithm == "auto":
+        m = cost(paths, "m-cet", (), size)
+        return m if m.memory <= budget else None
+    if found is None and algorithm == "h-cet":
+        return OPTIMIZERS[optimizer](paths, float("inf"), size)  # refused by the caller's check
+    return found
+
+
+def _aggregated(query: CompiledQuery, parts: list[list[Event]], k: int) -> int:
+    """The window's ``COUNT(*)`` by the engine's aggregation."""
+    driver = TimeStampDriver.of(query)
+    total = 0
+    for evs in parts:
+        result = driver.run(evs).get(k)
+        total += result.trends if result is not None else 0
+    return total
+
+
+def _refusal(
+    query: CompiledQuery, group: tuple[Any, ...], window: tuple[int, int], count_all: int, count: int | None, why: str
+) -> str:
+    where = f"query {query.name}, group {group!r}, window [{format_ts(window[0])}, {format_ts(window[1])})"
+    complete = f" ({count} complete)" if count is not None else ""
+    return (
+        f"{where}: {count_all} trends, the aggregation's COUNT(*){complete}, do not fit the memory budget "
+        f"({why}); construct fewer of them with a limit, or choose a narrower window"
+    )

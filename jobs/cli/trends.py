@@ -1,0 +1,87 @@
+"""``trendlake trends``: the trends behind one result row (CET drill-down; the job: ``jobs.trends``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from trendlake.jobs.cli import positive_int, timestamp
+
+SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
+DEFAULT_MEMORY = 2**30
+
+
+def byte_size(text: str) -> int:
+    """An option value that is a number of bytes: ``1000000``, ``512K``, ``64M``, ``2G``
+    (powers of 1024)."""
+    m = SIZE.match(text)
+    if not m or int(m.group(1)) < 1:
+        raise argparse.ArgumentTypeError(f"not a size in bytes (like 1000000, 512K, 64M, 2G): {text!r}")
+    unit = (m.group(2) or "b")[0].lower()
+    return int(m.group(1)) * {"b": 1, "k": 2**10, "m": 2**20, "g": 2**30}[unit]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "trends",
+        help="list the trends behind one result row (complete event trends, under a memory budget)",
+        description=(
+            "Construct the trends of one (group, window) of query Q over the events of FILE: the "
+            "complete ones (no other trend contains them) by default, every trend with --all. "
+            "Without --window-start, list the windows with their COUNT(*) to pick from. A window "
+            "whose trends would not fit --memory is refused before anything is built."
+        ),
+    )
+    p.add_argument("workload", type=Path, help="workload file (*.etq)")
+    p.add_argument("--query", required=True, metavar="Q", help="the query")
+    p.add_argument("--events", required=True, type=Path, metavar="FILE", help="event file: .csv, .jsonl or .parquet")
+    p.add_argument("--stream", metavar="SCHEMA", help="stream schema (bundled name or a JSON path) typing the events")
+    p.add_argument("--group", action="append", default=[], metavar="K=V", help="a GROUP-BY value of the row (repeatable)")
+    p.add_argument("--window-start", type=timestamp, metavar="T", help="the window's start (ISO-8601 or epoch seconds)")
+    p.add_argument("--all", action="store_true", help="every trend, not only the complete ones")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="at most N trends, in time order, without holding the rest")
+    p.add_argument("--memory", type=byte_size, default=DEFAULT_MEMORY, metavar="BYTES",
+                   help="the memory budget of graph, state and kept trends (default 1G)")
+    p.add_argument("--algorithm", choices=("auto", "m-cet", "t-cet", "h-cet"), default="auto",
+                   help="auto (default): H-CET on the optimizer's partitioning, else M-CET")
+    p.add_argument("--optimizer", choices=("branch-and-bound", "greedy", "exhaustive"), default="branch-and-bound",
+                   help="H-CET's partitioning optimizer (default branch-and-bound)")
+    p.add_argument("--id", dest="id_column", metavar="COLUMN", help="name events by this column (default: their row number)")
+    p.add_argument("--format", choices=("json", "table"), default="json", help="output format (default: json lines)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from trendlake.engine.timeline import format_ts
+    from trendlake.jobs.evaluate import json_value
+    from trendlake.jobs.trends import Request, drill_file, list_windows, trend_row
+
+    req = Request(args.workload, args.query, args.events, args.stream, tuple(args.group), args.window_start,
+                  not args.all, args.limit, args.memory, args.algorithm, args.optimizer, args.id_column)
+    if args.window_start is None:
+        windows = list_windows(req)
+        for w in windows:
+            row = {"query": w.query, **{k: json_value(v) for k, v in w.group.items()},
+                   "window_start": format_ts(w.start), "window_end": format_ts(w.end), "COUNT(*)": w.count}
+            if args.format == "json":
+                print(json.dumps(row))
+            else:
+                print("  ".join(f"{k}={v}" for k, v in row.items()))
+        print(f"{len(windows)} windows with trends", file=sys.stderr)
+        return 0
+    d = drill_file(req)
+    n = 0
+    for n, trend in enumerate(d.trends(), start=1):
+        row = trend_row(d, n, trend, args.id_column)
+        if args.format == "json":
+            print(json.dumps({k: json_value(v) if k != "events" else v for k, v in row.items()}, default=str))
+        else:
+            print(f"{n:>6}  " + "  ".join(f"{e['id']}:{e['type']}@{e['ts']}" for e in row["events"]))
+    kind = "trends" if args.all else "complete trends"
+    cuts = f", {len(d.plan.cuts)} cut(s)" if d.plan.algorithm == "h-cet" else ""
+    print(f"{n} of {d.count} {kind} (COUNT(*) {d.count_all}); {d.plan.algorithm}{cuts}, "
+          f"estimated memory {d.plan.memory} bytes", file=sys.stderr)
+    return 0
