@@ -1,4 +1,5 @@
-"""Replay of a shared plan (Hamlet's shared Kleene executor, shared panes) on real Spark and Delta.
+"""Replay of a shared plan (every sharing kind: Hamlet's shared Kleene, GLORIA's shared
+sequences, Sharon's shared sub-sequences, shared panes) on real Spark and Delta.
 
 The plan travels with the job: each executor runs the sharing group of the
 plan on its partitions. The result tables must equal `trendlake eval` of the
@@ -65,9 +66,26 @@ WINDOWS = "".join(
 )
 
 
+# fixed-length funnels with a common prefix: one subsequence group (Sharon)
+FUNNELS = "".join(
+    f"QUERY funnel_{t.lower()}\nRETURN district, COUNT(*)\nPATTERN SEQ(Request, Travel, {t})\n"
+    f"WHERE [driver, rider]\nGROUP-BY district\nWITHIN 30 minutes SLIDE 10 minutes;\n\n"
+    for t in ("Pickup", "Dropoff", "Cancel")
+)
+
+# a shared nested Kleene sub-pattern: one sequence group (GLORIA)
+NESTED = "".join(
+    f"QUERY nested_{t.lower()}\nRETURN district, COUNT(*), COUNT(Travel) AS travels\n"
+    f"PATTERN SEQ(SEQ(Request, Travel+)+, {t})\nWHERE [driver, rider]\nGROUP-BY district\n"
+    f"WITHIN 30 minutes SLIDE 10 minutes;\n\n"
+    for t in ("Pickup", "Dropoff")
+)
+
+
 @pytest.mark.parametrize(("text", "planner", "kind"), [
     (WORKLOAD, "hamlet-static", "kleene"), (RISING, "hamlet-static", "kleene"), (WINDOWS, "shared-panes", "panes"),
-], ids=["type-grained", "event-grained", "panes"])
+    (FUNNELS, "sharon", "subsequence"), (NESTED, "gloria", "sequence"),
+], ids=["type-grained", "event-grained", "panes", "subsequence", "sequence"])
 def test_replay_of_a_shared_plan_equals_eval_of_each_query_alone(
     sample_lake, lake_copy: Path, tmp_path: Path, spark, text: str, planner: str, kind: str
 ) -> None:
