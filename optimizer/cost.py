@@ -71,9 +71,11 @@ GRAPH_ENTRY_COST = 0.1
 # groups the Python executor runs (a query with SUM, MIN, MAX or AVG): the median factor
 # measured by ``python -m benchmarks calibrate_sequence`` over the groups ``gloria`` forms on
 # the GLORIA experiment's mixed workloads (the queries alone run on COGRA's kernels). Two
-# runs gave medians of 1.8 and 1.9; the recorded one, benchmarks/results/calibrate_sequence.json,
-# has quartiles 1.3 and 8.2: groups of several queries sharing a nested cycle cost far more, so
-# their estimate is low.
+# runs gave medians of 1.8 and 1.9 (quartiles 1.3 and 8.2); the recorded one,
+# benchmarks/results/full/calibrate_sequence.json, 2.26 over 9 groups (quartiles 1.46 and 6.2),
+# with a Sharon group at ~1000x: groups of several queries sharing a nested cycle, or whose
+# types are frequent, cost far more, so their estimate is low (``sharon`` forms count-only
+# groups only).
 SEQUENCE_STEP_COST = 1.8
 # The same factor for groups of count-only queries, which the compiled pass runs
 # (engine/shared/sequence/_counts.c), measured likewise (engine seconds of each group against

@@ -4,11 +4,13 @@
 GLORIA's cost model counts propagations; the planner turns a group's GLORIA
 ratio (shared / non-shared) into engine steps as ``alone x ratio x step_cost``,
 the step cost of the executor that runs the group (its ``parameters.step_cost``:
-the compiled pass for count-only groups, else the Python executor). This measures, on the GLORIA experiment's mixed
-workloads and stream, for every group the ``gloria`` planner forms: the
-engine seconds of the group (``engine.evaluate(..., timings=)``) over the
-seconds of its queries each alone (COGRA), divided by GLORIA's ratio: the
-factor the constant should be. Side by side in one process on the same events
+the compiled pass for count-only groups, else the Python executor). Sharon's
+planner does the same with its benefit ratio (kind ``subsequence``, which runs
+on the same executors). This measures, on the GLORIA experiment's stream, for
+every group ``gloria`` forms on the mixed workload and ``sharon`` forms on the
+mixed and the SEQ workloads (``SHAPES``): the engine seconds of the group
+(``engine.evaluate(..., timings=)``) over the seconds of its queries each alone
+(COGRA), divided by the planner's ratio: the factor the constant should be. Side by side in one process on the same events
 (the GLORIA experiment's ``--size small`` stream at every size; workloads by
 size: 28 queries (smoke), 28,42 (small), 28,42,84,120 (full)).
 
@@ -39,6 +41,16 @@ from trendlake import engine, optimizer
 TITLE = "The sequence kind's cost against its queries alone (SEQUENCE_STEP_COST)"
 
 
+# the workloads and the planners whose groups run on the sequence executors: GLORIA's groups
+# (kind ``sequence``) on its mixed workload, Sharon's (kind ``subsequence``) on it and on
+# GLORIA's SEQ workload of fixed-length sequences
+SHAPES = [("gloria-mixed", "gloria"), ("gloria-mixed", "sharon"), ("gloria-seq", "sharon")]
+SHAPE_OPTIONS: dict[str, dict[str, Any]] = {
+    "gloria-mixed": {"kleene_ratio": "1:6", "window_powers": "1", "kleene_length": 3, "nesting": 2},
+    "gloria-seq": {},
+}
+
+
 def _counts(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
@@ -51,15 +63,16 @@ def run(ctx: Context) -> dict[str, Any]:
     counts = ctx.option("queries", ctx.pick([28], [28, 42], [28, 42, 84, 120]))
     result = measure(ctx, counts, ctx.repeat)
     for r in result["rows"]:
-        ctx.log(f"  {r['queries_in_workload']:4d} queries, group {r['group']} of {r['queries']}: shared "
-                f"{r['shared_s']:.4f}s ({r['executor']}), alone {r['alone_s']:.4f}s, GLORIA ratio {r['gloria_ratio']:.3f}: "
+        ctx.log(f"  {r['workload']} {r['queries_in_workload']:4d} queries, {r['planner']} group {r['group']} of "
+                f"{r['queries']}: shared {r['shared_s']:.4f}s ({r['executor']}), alone {r['alone_s']:.4f}s, "
+                f"planned ratio {r['planned_ratio']:.3f}: "
                 f"factor {r['factor']:.2f}")
     ctx.log(f"  median factor {result['median_factor']}, quartiles {result['quartiles']}")
     for executor, got in result["by_executor"].items():
         ctx.log(f"  {executor} executor: {got['groups']} groups, median factor {got['median_factor']}")
     rows = result["rows"]
-    x = [f"{r['queries_in_workload']}:{r['group']}" for r in rows]
-    fig = Figure("groups", "Each group the gloria planner forms: shared vs its queries alone", "workload:group", x,
+    x = [f"{r['planner']}:{r['queries_in_workload']}:{r['group']}" for r in rows]
+    fig = Figure("groups", "Each group gloria and sharon form: shared vs its queries alone", "planner:queries:group", x,
                  ["shared", "alone"], y_label="seconds (least of repeats)")
     fig.series["shared"] = [r["shared_s"] for r in rows]
     fig.series["alone"] = [r["alone_s"] for r in rows]
@@ -68,7 +81,7 @@ def run(ctx: Context) -> dict[str, Any]:
     return make_record(
         ctx, title=TITLE, paper="GLORIA (SIGMOD 2022) cost model; optimizer.cost",
         compares="each sequence group's engine seconds vs its queries each alone (COGRA), per unit of "
-                 "GLORIA's estimated ratio",
+                 "the planner's estimated ratio (GLORIA's, Sharon's)",
         strategies={"shared": {"label": "the group (engine.evaluate timings)", "kind": "shared", "status": OK},
                     "alone": {"label": "its queries each alone (COGRA)", "kind": "engine", "status": OK}},
         figures=[fig.with_ratios([("shared", "alone")])],
@@ -88,39 +101,44 @@ def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:
     rows = []
     checks, disagreements = 0, []
     for n in counts:
-        text = generate_workload("gloria-mixed", n, ctx.seed, schema, ranges=ranges, kleene_ratio="1:6",
-                                 window_powers="1", kleene_length=3, nesting=2)
-        workload = prepare(text, schema).workload
-        stats = file_statistics(table, workload, None)
-        shared = engine.load_plan(optimizer.build_plan(workload, planner="gloria", statistics=stats))
-        alone = engine.load_plan(optimizer.build_plan(workload, planner="none", statistics=stats))
-        group_s: dict[str, float] = {}
-        query_s: dict[str, float] = {}
-        for _ in range(repeat):  # the least of the repeats, each side
-            a: dict[str, dict[str, float]] = {}
-            b: dict[str, dict[str, float]] = {}
-            got = engine.evaluate(shared, table, timings=a)
-            want = engine.evaluate(alone, table, timings=b)
-            checks += 1
-            diff = rows_agree(sorted(want, key=repr), sorted(got, key=repr))
-            if diff is not None:
-                disagreements.append({"x": n, "strategies": ["alone", "shared"], "difference": diff})
-            for gid, s in a.get("groups", {}).items():
-                group_s[gid] = min(group_s.get(gid, float("inf")), s)
-            for q, s in b.get("queries", {}).items():
-                query_s[q] = min(query_s.get(q, float("inf")), s)
-        for g in shared.raw["sharing"]:
-            alone_s = sum(query_s[q] for q in g["queries"])
-            est = g["estimated_cost"]
-            # the GLORIA ratio the group was planned with (its estimate divided by its step cost)
-            step_cost = g["parameters"]["step_cost"]
-            ratio = est["shared"] / est["non_shared"] / step_cost
-            executor = "compiled" if step_cost == optimizer.cost.SEQUENCE_COMPILED_STEP_COST else "python"
-            rows.append({"queries_in_workload": n, "group": g["id"], "queries": len(g["queries"]),
-                         "executor": executor,
-                         "shared_s": round(group_s[g["id"]], 6), "alone_s": round(alone_s, 6),
-                         "gloria_ratio": round(ratio, 4),
-                         "factor": round(group_s[g["id"]] / alone_s / ratio, 3)})
+        for shape, planner in SHAPES:
+            text = generate_workload(shape, n, ctx.seed, schema, **SHAPE_OPTIONS[shape], ranges=ranges)
+            workload = prepare(text, schema).workload
+            stats = file_statistics(table, workload, None)
+            shared = engine.load_plan(optimizer.build_plan(workload, planner=planner, statistics=stats))
+            if not shared.raw["sharing"]:
+                continue
+            alone = engine.load_plan(optimizer.build_plan(workload, planner="none", statistics=stats))
+            group_s: dict[str, float] = {}
+            query_s: dict[str, float] = {}
+            for _ in range(repeat):  # the least of the repeats, each side
+                a: dict[str, dict[str, float]] = {}
+                b: dict[str, dict[str, float]] = {}
+                got = engine.evaluate(shared, table, timings=a)
+                want = engine.evaluate(alone, table, timings=b)
+                checks += 1
+                diff = rows_agree(sorted(want, key=repr), sorted(got, key=repr))
+                if diff is not None:
+                    disagreements.append({"x": f"{shape}:{n}:{planner}", "strategies": ["alone", "shared"],
+                                          "difference": diff})
+                for gid, sec in a.get("groups", {}).items():
+                    group_s[gid] = min(group_s.get(gid, float("inf")), sec)
+                for q, sec in b.get("queries", {}).items():
+                    query_s[q] = min(query_s.get(q, float("inf")), sec)
+            for g in shared.raw["sharing"]:
+                alone_s = sum(query_s[q] for q in g["queries"])
+                est = g["estimated_cost"]
+                # the planner's ratio (GLORIA's propagations, Sharon's benefit) the group was
+                # planned with: its estimate divided by its step cost
+                step_cost = g["parameters"]["step_cost"]
+                ratio = est["shared"] / est["non_shared"] / step_cost
+                executor = "compiled" if step_cost == optimizer.cost.SEQUENCE_COMPILED_STEP_COST else "python"
+                rows.append({"workload": shape, "planner": planner, "kind": g["kind"],
+                             "queries_in_workload": n, "group": g["id"], "queries": len(g["queries"]),
+                             "executor": executor,
+                             "shared_s": round(group_s[g["id"]], 6), "alone_s": round(alone_s, 6),
+                             "planned_ratio": round(ratio, 4),
+                             "factor": round(group_s[g["id"]] / alone_s / ratio, 3)})
     factors = [r["factor"] for r in rows]
     by_executor = {}
     for executor in ("compiled", "python"):

@@ -14,6 +14,12 @@ Estimates: Sharon's benefit model counts A-Seq's prefix-counter updates; a group
 that times Sharon's shared / non-shared ratio times the step cost of the sequence executor
 that runs the group (as GLORIA's groups: ``SEQUENCE_COMPILED_STEP_COST`` for count-only
 queries, else ``SEQUENCE_STEP_COST``); a group not estimated cheaper than alone is not kept.
+
+Only count-only queries (COUNT(*), COUNT(E)) take part: their groups run on the compiled
+pass. A group of queries with SUM, MIN, MAX or AVG runs on the Python sequence executor,
+which `python -m benchmarks calibrate_sequence --size full` measured at 5.6x, 13x and up to
+~1000x the time of its queries alone on COGRA's kernel (a ratio that grows with the events
+of the group's types, so no one step cost prices it): such a group never paid.
 """
 
 from __future__ import annotations
@@ -26,7 +32,6 @@ from trendlake.optimizer.candidates import Candidates, subsequence
 from trendlake.optimizer.candidates.kleene import counts_only
 from trendlake.optimizer.cost import (
     SEQUENCE_COMPILED_STEP_COST,
-    SEQUENCE_STEP_COST,
     alone_costs,
     rates_for,
     selectivity,
@@ -53,7 +58,9 @@ def plan_exhaustive(entries: Mapping[str, dict[str, Any]], candidates: Candidate
 def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any, search: str) -> list[dict[str, Any]]:
     groups = []
     for cand in candidates.get(subsequence.KIND, []):
-        members = [entries[q] for q in cand.queries]
+        members = [entries[q] for q in cand.queries if counts_only(entries[q])]
+        if len(members) < 2:
+            continue
         within = members[0]["window"]["within_us"]
         types = {t for e in members for t in subsequence.types_of(e)}
         rates = rates_for(statistics, within, types).events
@@ -65,10 +72,10 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
             continue
         queries = [q for q in cand.queries if any(q in p[1] for p in parts)]
         alone = sum(alone_costs({q: entries[q] for q in queries}, statistics).values())
-        step = SEQUENCE_COMPILED_STEP_COST if all(counts_only(entries[q]) for q in queries) else SEQUENCE_STEP_COST
-        ratio = step * max(0.0, 1.0 - plan.score / plan.non_shared_cost)
+        ratio = SEQUENCE_COMPILED_STEP_COST * max(0.0, 1.0 - plan.score / plan.non_shared_cost)
         if ratio >= 1.0:
             continue
-        groups.append(subsequence.group(entries, queries, parts, search, parameters={"step_cost": step},
+        groups.append(subsequence.group(entries, queries, parts, search,
+                                        parameters={"step_cost": SEQUENCE_COMPILED_STEP_COST},
                                         estimated_cost=(alone * ratio, alone)))
     return groups
