@@ -119,6 +119,9 @@ PLANNER_LABELS = {
     "gloria": "GLORIA",
     "gloria-noprune": "GLORIA without pruning (NoPrune)",
     "gloria-greedy": "GLORIA's Greedy",
+    "sharon": "Sharon: the optimal sharing plan (shared sub-sequences)",
+    "sharon-greedy": "Sharon's greedy (GWMIN) sharing plan",
+    "sharon-exhaustive": "Sharon's exhaustive search",
     "shared-panes": "Weave Share's Shared: one group over the panes of all its windows",
     "weaveshare": "Weave Share: execution trees by the greedy merge",
     "share-all": "every sharable set shared",
@@ -357,7 +360,11 @@ def runner(s: Strategy, prepared: Prepared, events: list[Event]) -> Callable[[],
         stats = file_statistics(table, prepared.workload, None)
         built = optimizer.build_plan(prepared.workload, planner=s.planner, statistics=stats)
         plan = engine.load_plan(built, optimizer.workload_hash(prepared.text))
-        return lambda: engine.evaluate(plan, table)
+        def run() -> list[dict[str, Any]]:
+            return engine.evaluate(plan, table)
+
+        run.plan = built  # type: ignore[attr-defined]  # what the point records of it (plan_facts)
+        return run
     if s.kind == "forced":
         plan = engine.load_plan(forced_sharing(prepared.plan.raw, s.planner or "static"))
         return lambda: engine.evaluate(plan, table)
@@ -407,6 +414,24 @@ def _cli_runner(s: Strategy, prepared: Prepared, table: Any) -> Callable[[], lis
         return [json.loads(line) for line in out.getvalue().splitlines()]
 
     return run
+
+
+def plan_facts(raw: dict[str, Any]) -> dict[str, Any]:
+    """What a point records of the plan it ran or timed: its groups per kind, the queries in
+    them, the shared parts its groups state (``body.shared``, where a kind lists them) and their
+    summed ``benefit`` (Sharon's score), its estimated cost and the ``none`` plan's."""
+    groups: dict[str, int] = {}
+    parts = 0
+    score = 0.0
+    for g in raw.get("sharing", []):
+        groups[g["kind"]] = groups.get(g["kind"], 0) + 1
+        for item in g["body"].get("shared") or []:
+            parts += 1
+            score += float(item.get("benefit", 0.0))
+    alone = next((a["estimated_cost"] for a in raw.get("alternatives", []) if a.get("planner") == "none"), None)
+    return {"groups": groups, "grouped_queries": sum(len(g["queries"]) for g in raw.get("sharing", [])),
+            "shared_parts": parts, "score": round(score, 6), "estimated_cost": raw.get("estimated_cost"),
+            "estimated_cost_none": alone}
 
 
 def forced_sharing(raw: dict[str, Any], decision: str) -> dict[str, Any]:
@@ -557,7 +582,10 @@ class Recorder:
                     self.points.append(point)
                     continue
             try:
-                rows, times = timed(runner(s, prepared, events), self.ctx.repeat)
+                run = runner(s, prepared, events)
+                if getattr(run, "plan", None) is not None:
+                    point["plan"] = plan_facts(run.plan)
+                rows, times = timed(run, self.ctx.repeat)
             except engine.Unsupported as err:
                 point.update(status="unsupported", reason=str(err))
                 self.points.append(point)
@@ -602,7 +630,8 @@ class Recorder:
                 continue
             median = statistics.median(times)
             point.update(status=OK, times_s=[round(t, 6) for t in times], median_s=round(median, 6),
-                         estimated_cost=plan.get("estimated_cost"), sharing_entries=len(plan.get("sharing", [])))
+                         estimated_cost=plan.get("estimated_cost"), sharing_entries=len(plan.get("sharing", [])),
+                         plan=plan_facts(plan))
             fig.series[name][i] = round(median, 6)
             self.points.append(point)
         self.ctx.log(f"  {fig.id} {fig.x_label}={x}: planners timed")

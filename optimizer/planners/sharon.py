@@ -14,6 +14,11 @@ Estimates: Sharon's benefit model counts A-Seq's prefix-counter updates; a group
 that times Sharon's shared / non-shared ratio times the step cost of the sequence executor
 that runs the group (as GLORIA's groups: ``SEQUENCE_COMPILED_STEP_COST`` for count-only
 queries, else ``SEQUENCE_STEP_COST``); a group not estimated cheaper than alone is not kept.
+
+A candidate of more queries than the sequence kind's compiled pass takes in one group
+(``engine.shared.sequence.compiled.MAX_QUERIES``, 63) is cut, in workload order, into the
+fewest runs of about equal size that it takes, each searched on its own: a larger group
+would run on the Python executor, hundreds of times slower than the estimate's step cost.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from trendlake.engine.shared.sequence.compiled import MAX_QUERIES
 from trendlake.optimizer import sharon
 from trendlake.optimizer.candidates import Candidates, subsequence
 from trendlake.optimizer.candidates.kleene import counts_only
@@ -50,10 +56,20 @@ def plan_exhaustive(entries: Mapping[str, dict[str, Any]], candidates: Candidate
     return _plan(entries, candidates, statistics, "exhaustive")
 
 
+def _chunks(queries: list[str]) -> list[list[str]]:
+    """``queries`` in workload order cut into the fewest runs of about equal size that the
+    compiled pass takes (``MAX_QUERIES`` each)."""
+    n = -(-len(queries) // MAX_QUERIES)
+    size = -(-len(queries) // n)
+    return [queries[i:i + size] for i in range(0, len(queries), size)]
+
+
 def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any, search: str) -> list[dict[str, Any]]:
     groups = []
-    for cand in candidates.get(subsequence.KIND, []):
-        members = [entries[q] for q in cand.queries]
+    for chunk in (c for cand in candidates.get(subsequence.KIND, []) for c in _chunks(list(cand.queries))):
+        if len(chunk) < 2:
+            continue
+        members = [entries[q] for q in chunk]
         within = members[0]["window"]["within_us"]
         types = {t for e in members for t in subsequence.types_of(e)}
         rates = rates_for(statistics, within, types).events
@@ -63,7 +79,7 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
         parts = [(s.pattern, s.queries, s.positions, s.benefit) for s in plan.shared if len(s.queries) >= 2]
         if not parts or plan.non_shared_cost <= 0:
             continue
-        queries = [q for q in cand.queries if any(q in p[1] for p in parts)]
+        queries = [q for q in chunk if any(q in p[1] for p in parts)]
         alone = sum(alone_costs({q: entries[q] for q in queries}, statistics).values())
         step = SEQUENCE_COMPILED_STEP_COST if all(counts_only(entries[q]) for q in queries) else SEQUENCE_STEP_COST
         ratio = step * max(0.0, 1.0 - plan.score / plan.non_shared_cost)
