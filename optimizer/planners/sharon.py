@@ -86,5 +86,5 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
         if ratio >= 1.0:
             continue
         groups.append(subsequence.group(entries, queries, parts, search, parameters={"step_cost": step},
-                                        estimated_cost=(alone * ratio, alone)))
+                                        estimated_cost=(alone * ratio, alone), graph=plan.graph_dict()))
     return groups
