@@ -4,7 +4,10 @@ Prints, per query, how the engine evaluates it (its granularity and the
 strategy ``auto`` picks) and, per sharing group, what its kind says it shares
 and how (``Kind.describe``), the estimated shared and non-shared cost and the
 merged template with the queries each transition serves (``Kind.template``). ``--svg
-FILE`` draws the merged templates (one panel per group; no extra needed).
+FILE`` draws the merged templates (one panel per group; no extra needed) and, for a
+group whose kind keeps the graph of candidates its planner chose from (``Kind.graph``:
+Sharon's graph), that graph: candidates with their benefits, conflicts as lines, the
+chosen ones filled.
 """
 
 from __future__ import annotations
@@ -115,6 +118,40 @@ def _label(queries: list[str], limit: int = 3) -> str:
     return shown + (f" +{len(queries) - limit}" if len(queries) > limit else "")
 
 
+def _graph_panel(gid: str, graph: Any, y0: int) -> tuple[str, int, int]:
+    """The group's graph of candidates (``Kind.graph``) as SVG from ``y0``: vertices on a circle,
+    labelled with their pattern, queries and benefit, the chosen ones filled; conflicts as lines.
+    Returns the SVG, its height and its width."""
+    import math
+
+    vertices, edges = graph["vertices"], graph["edges"]
+    n = len(vertices)
+    radius = max(110.0, 110.0 * n / (2 * math.pi))
+    cx, cy = 240 + radius, y0 + 50 + radius
+    pos = [(cx + radius * math.cos(2 * math.pi * i / max(n, 1) - math.pi / 2),
+            cy + radius * math.sin(2 * math.pi * i / max(n, 1) - math.pi / 2)) for i in range(n)]
+    chosen = sum(1 for v in vertices if v["chosen"])
+    shown = "" if n == graph["vertices_total"] else f", {n} drawn"
+    parts = [f'<text x="10" y="{y0 + 20}" font-weight="bold">{html.escape(gid)}: the graph of candidates '
+             f'({graph["vertices_total"]} vertices, {graph["edges_total"]} conflicts{shown}; '
+             f'{chosen} chosen, filled)</text>']
+    for a, b in edges:
+        (x1, y1), (x2, y2) = pos[a], pos[b]
+        parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#999"/>')
+    for (x, y), v in zip(pos, vertices, strict=True):
+        fill, stroke, sw = ("#ffd27f", "#b35900", 2.5) if v["chosen"] else ("#f4f4f4", "#777", 1)
+        label = f'({", ".join(v["pattern"])}){{{_label(v["queries"])}}}'
+        tx, anchor = (x + 12, "start") if x >= cx - 1 else (x - 12, "end")  # labels outside the circle
+        parts.append(f'<g class="{"chosen" if v["chosen"] else "candidate"}">'
+                     f'<ellipse cx="{x:.1f}" cy="{y:.1f}" rx="9" ry="9" fill="{fill}" stroke="{stroke}" '
+                     f'stroke-width="{sw}"/>'
+                     f'<text x="{tx:.1f}" y="{y - 2:.1f}" font-size="11" text-anchor="{anchor}">'
+                     f'{html.escape(label)}</text>'
+                     f'<text x="{tx:.1f}" y="{y + 11:.1f}" font-size="10" fill="#555" text-anchor="{anchor}">'
+                     f'benefit {v["benefit"]:.6g}</text></g>')
+    return "\n".join(parts), int(2 * radius + 100), int(2 * radius + 480)
+
+
 def template_svg(raw: dict[str, Any]) -> str:
     """An SVG of every sharing group's merged template: types as boxes in columns by their
     distance from a start type, transitions as arrows labelled with the queries they serve."""
@@ -171,6 +208,12 @@ def template_svg(raw: dict[str, Any]) -> str:
             parts.append(f'<text x="{x + 45}" y="{y + 5}" text-anchor="middle">{html.escape(t)}</text>')
         panels.append("\n".join(parts))
         y0 += height + 20
+        graph = kind.graph(g) if kind is not None else None
+        if graph:
+            panel, height, wide = _graph_panel(g["id"], graph, y0)
+            panels.append(panel)
+            y0 += height + 20
+            width = max(width, wide)
     if not panels:
         panels.append(f'<text x="10" y="30">plan {html.escape(str(raw.get("plan_id")))}: nothing is shared</text>')
         y0 = 50

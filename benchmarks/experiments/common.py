@@ -120,6 +120,9 @@ PLANNER_LABELS = {
     "gloria": "GLORIA",
     "gloria-noprune": "GLORIA without pruning (NoPrune)",
     "gloria-greedy": "GLORIA's Greedy",
+    "sharon": "Sharon (optimal: reduction and plan finder)",
+    "sharon-greedy": "Sharon's greedy (GWMIN)",
+    "sharon-exhaustive": "Sharon's exhaustive search",
     "shared-panes": "Weave Share's Shared: one group over the panes of all its windows",
     "weaveshare": "Weave Share: execution trees by the greedy merge",
     "share-all": "every sharable set shared",
@@ -414,6 +417,24 @@ def _cli_runner(s: Strategy, prepared: Prepared, table: Any) -> Callable[[], lis
     return run
 
 
+def plan_facts(raw: dict[str, Any]) -> dict[str, Any]:
+    """What a point records of the plan it ran or timed: its groups per kind, the queries in
+    them, the shared parts its groups state (``body.shared``, where a kind lists them) and their
+    summed ``benefit`` (Sharon's score), its estimated cost and the ``none`` plan's."""
+    groups: dict[str, int] = {}
+    parts = 0
+    score = 0.0
+    for g in raw.get("sharing", []):
+        groups[g["kind"]] = groups.get(g["kind"], 0) + 1
+        for item in g["body"].get("shared") or []:
+            parts += 1
+            score += float(item.get("benefit", 0.0))
+    alone = next((a["estimated_cost"] for a in raw.get("alternatives", []) if a.get("planner") == "none"), None)
+    return {"groups": groups, "grouped_queries": sum(len(g["queries"]) for g in raw.get("sharing", [])),
+            "shared_parts": parts, "score": round(score, 6), "estimated_cost": raw.get("estimated_cost"),
+            "estimated_cost_none": alone}
+
+
 def forced_sharing(raw: dict[str, Any], decision: str) -> dict[str, Any]:
     """The unshared plan with every sharable set of its queries as one group with ``decision``
     (the ``share-all`` planner's groups): what the shared executors cost, planner aside."""
@@ -576,7 +597,7 @@ class Recorder:
             plan = getattr(runs[name], "plan", None)
             if plan is not None:
                 sharing = json.dumps([{k: v for k, v in g.items() if k != "id"} for g in plan["sharing"]], sort_keys=True)
-                point.update(plan_planner=plan.get("chosen_planner", plan["planner"]),
+                point.update(plan=plan_facts(plan), plan_planner=plan.get("chosen_planner", plan["planner"]),
                              plan_groups=[g["kind"] for g in plan["sharing"]])
                 if sharing in plans:
                     point["same_plan_as"] = plans[sharing]
@@ -632,7 +653,8 @@ class Recorder:
                 continue
             median = statistics.median(times)
             point.update(status=OK, times_s=[round(t, 6) for t in times], median_s=round(median, 6),
-                         estimated_cost=plan.get("estimated_cost"), sharing_entries=len(plan.get("sharing", [])))
+                         estimated_cost=plan.get("estimated_cost"), sharing_entries=len(plan.get("sharing", [])),
+                         plan=plan_facts(plan))
             fig.series[name][i] = round(median, 6)
             self.points.append(point)
         self.ctx.log(f"  {fig.id} {fig.x_label}={x}: planners timed")

@@ -122,6 +122,12 @@ class Kind(Protocol):
         it serves, and ``shared``: the types whose work is shared), for pictures; or None."""
         ...
 
+    def graph(self, group: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The graph of candidates the group's planner chose from, for pictures, or None:
+        ``vertices`` (each ``candidate``, ``pattern``, ``queries``, ``benefit``, ``chosen``),
+        ``edges`` (conflicts, as pairs of vertex indexes), ``vertices_total``, ``edges_total``."""
+        ...
+
 
 class KindBase:
     """What every built-in kind shares: its body schema read from ``schemas/kinds/<name>.json``
@@ -137,6 +143,9 @@ class KindBase:
 
     def upgrade(self, group: Mapping[str, Any], entries: Mapping[str, Mapping[str, Any]], version: int) -> Mapping[str, Any]:
         return group
+
+    def graph(self, group: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return None
 
 
 def windows_detail(group: Mapping[str, Any], per_window: Mapping[tuple[Any, int], Sequence[int]] | None,

@@ -15,7 +15,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="describe a plan: strategies, sharing groups, costs, merged templates",
         description="Describe what the engine does with PLAN.json (written by `trendlake plan` or "
         "`trendlake optimize`): per query its strategy, per sharing group its queries, shared "
-        "sub-pattern, snapshots and estimated costs; --svg draws each group's merged template.",
+        "sub-pattern, snapshots and estimated costs; --svg draws each group's merged template "
+        "(and Sharon's graph of candidates, the chosen ones filled).",
     )
     p.add_argument("plan", type=Path, help="plan JSON file")
     p.add_argument("--svg", type=Path, metavar="FILE", help="write the merged templates as an SVG picture")

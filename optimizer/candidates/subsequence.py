@@ -87,10 +87,13 @@ def candidates(entries: list[dict[str, Any]]) -> list[Candidate]:
 
 
 def group(entries: Mapping[str, Mapping[str, Any]], queries: list[str], parts: Sequence[Part], search: str, *,
-          parameters: Mapping[str, float], estimated_cost: tuple[float, float]) -> dict[str, Any]:
+          parameters: Mapping[str, float], estimated_cost: tuple[float, float],
+          graph: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A ``subsequence`` group of ``queries`` sharing ``parts``: each part's transitions in one
     Q-set of its queries with snapshots of the part's first type where the sequence kind takes
-    that, else of each transition's source; every other transition a Q-set of one query."""
+    that, else of each transition's source; every other transition a Q-set of one query.
+    ``graph`` (``SharingPlan.graph_dict``): the Sharon graph the search chose from, for
+    ``trendlake explain``."""
     from trendlake.engine.shared import kind_of
 
     shared = [{"pattern": list(p), "queries": list(qs), "positions": list(at), "benefit": round(float(b), 6)}
@@ -108,7 +111,7 @@ def group(entries: Mapping[str, Mapping[str, Any]], queries: list[str], parts: S
                 if (q, a, b) not in inside:
                     qsets.setdefault((a, b), []).append(([q], a))
         seq = sequence.group(entries, queries, qsets, parameters=parameters, estimated_cost=estimated_cost)
-        body = {"search": search, "shared": shared, **seq["body"]}
+        body = {"search": search, "shared": shared, **seq["body"], **({"graph": dict(graph)} if graph else {})}
         made = make_group(KIND, queries, entries, body, parameters, estimated_cost)
         kind = kind_of(KIND)
         if kind is None or not kind.check(made, entries):

@@ -20,6 +20,11 @@ pass. A group of queries with SUM, MIN, MAX or AVG runs on the Python sequence e
 which `python -m benchmarks calibrate_sequence --size full` measured at 5.6x, 13x and up to
 ~1000x the time of its queries alone on COGRA's kernel (a ratio that grows with the events
 of the group's types, so no one step cost prices it): such a group never paid.
+
+A candidate of more queries than the sequence kind's compiled pass takes in one group
+(``engine.shared.sequence.compiled.MAX_QUERIES``, 63) is cut, in workload order, into the
+fewest runs of about equal size that it takes, each searched on its own: a larger group
+would run on the Python executor, hundreds of times slower than the estimate's step cost.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from trendlake.engine.shared.sequence.compiled import MAX_QUERIES
 from trendlake.optimizer import sharon
 from trendlake.optimizer.candidates import Candidates, subsequence
 from trendlake.optimizer.candidates.kleene import counts_only
@@ -55,12 +61,23 @@ def plan_exhaustive(entries: Mapping[str, dict[str, Any]], candidates: Candidate
     return _plan(entries, candidates, statistics, "exhaustive")
 
 
+def _chunks(queries: list[str]) -> list[list[str]]:
+    """``queries`` in workload order cut into the fewest runs of about equal size that the
+    compiled pass takes (``MAX_QUERIES`` each)."""
+    if not queries:
+        return []
+    n = -(-len(queries) // MAX_QUERIES)
+    size = -(-len(queries) // n)
+    return [queries[i:i + size] for i in range(0, len(queries), size)]
+
+
 def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any, search: str) -> list[dict[str, Any]]:
     groups = []
-    for cand in candidates.get(subsequence.KIND, []):
-        members = [entries[q] for q in cand.queries if counts_only(entries[q])]
-        if len(members) < 2:
+    counting = ([q for q in cand.queries if counts_only(entries[q])] for cand in candidates.get(subsequence.KIND, []))
+    for chunk in (c for queries in counting for c in _chunks(queries)):
+        if len(chunk) < 2:
             continue
+        members = [entries[q] for q in chunk]
         within = members[0]["window"]["within_us"]
         types = {t for e in members for t in subsequence.types_of(e)}
         rates = rates_for(statistics, within, types).events
@@ -70,12 +87,12 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
         parts = [(s.pattern, s.queries, s.positions, s.benefit) for s in plan.shared if len(s.queries) >= 2]
         if not parts or plan.non_shared_cost <= 0:
             continue
-        queries = [q for q in cand.queries if any(q in p[1] for p in parts)]
+        queries = [q for q in chunk if any(q in p[1] for p in parts)]
         alone = sum(alone_costs({q: entries[q] for q in queries}, statistics).values())
         ratio = SEQUENCE_COMPILED_STEP_COST * max(0.0, 1.0 - plan.score / plan.non_shared_cost)
         if ratio >= 1.0:
             continue
         groups.append(subsequence.group(entries, queries, parts, search,
                                         parameters={"step_cost": SEQUENCE_COMPILED_STEP_COST},
-                                        estimated_cost=(alone * ratio, alone)))
+                                        estimated_cost=(alone * ratio, alone), graph=plan.graph_dict()))
     return groups

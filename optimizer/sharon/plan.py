@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = ["SearchStats", "Shared", "SharingPlan"]
@@ -64,6 +64,12 @@ class SharingPlan:
     score: float
     non_shared_cost: float
     stats: SearchStats
+    # the Sharon graph searched: its vertices' candidates, their benefits, the conflicts as
+    # neighbour bit masks and the chosen vertices (``graph_dict``)
+    vertices: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    weights: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    adjacency: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    chosen: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     def by_query(self) -> dict[str, list[tuple[int, int, str]]]:
         """Query -> its shared parts as (first position, length, candidate id), in order."""
@@ -72,6 +78,26 @@ class SharingPlan:
             for q, m in zip(s.queries, s.positions, strict=True):
                 out.setdefault(q, []).append((m, len(s.pattern), s.candidate))
         return {q: sorted(parts) for q, parts in out.items()}
+
+    def graph_dict(self, limit: int = 40) -> dict[str, Any]:
+        """The Sharon graph searched, for a picture: at most ``limit`` vertices, the chosen ones
+        first, then those in conflict with a chosen one, then the others, each by benefit
+        (largest first); each vertex's candidate id, pattern, queries, benefit and whether it was
+        chosen; the conflicts among them as index pairs; the whole graph's sizes."""
+        near = 0
+        for v in self.chosen:
+            near |= self.adjacency[v]
+        chosen = set(self.chosen)
+        order = sorted(range(len(self.vertices)),
+                       key=lambda v: (v not in chosen, not near >> v & 1, -self.weights[v], v))[:max(0, limit)]
+        index = {v: i for i, v in enumerate(order)}
+        vertices = [{"candidate": c.id, "pattern": list(c.pattern), "queries": list(c.queries),
+                     "benefit": round(self.weights[v], 6), "chosen": v in chosen}
+                    for v in order for c in [self.vertices[v]]]
+        edges = [[index[a], index[b]] for a in order for b in order
+                 if a < b and self.adjacency[a] >> b & 1]
+        total = sum(m.bit_count() for m in self.adjacency) // 2
+        return {"vertices": vertices, "edges": edges, "vertices_total": len(self.vertices), "edges_total": total}
 
     def to_dict(self) -> dict[str, Any]:
         return {"shared": [s.to_dict() for s in self.shared], "score": self.score,

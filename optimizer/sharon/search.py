@@ -241,7 +241,8 @@ def optimize(wl: Workload, search: str = "sharon", expanded: bool | None = None,
     stats = SearchStats(search, len(wl.candidates), g.n, g.edge_count,
                         sel.bound if sel.bound is not None else gwmin_bound(g), sel.conflict_free,
                         sel.conflict_ridden, sel.components, sel.plans, sel.nodes, sel.exact)
-    return SharingPlan(shared, sel.weight, non_shared_cost(wl), stats)
+    return SharingPlan(shared, sel.weight, non_shared_cost(wl), stats, tuple(cands), tuple(g.weights),
+                       tuple(g.adj), tuple(sel.vertices))
 
 
 def choose(entries: Sequence[Mapping[str, Any]], rates: Mapping[str, float],

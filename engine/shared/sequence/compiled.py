@@ -30,9 +30,10 @@ try:  # optional: built where a C compiler is at hand (setup.py)
 except ImportError:  # pragma: no cover - an install without the extension
     _counts = None
 
-__all__ = ["COMPILED", "available", "run"]
+__all__ = ["COMPILED", "MAX_QUERIES", "available", "run"]
 
 COMPILED = True  # False: every sequence group runs on the Python executor
+MAX_QUERIES = 63  # queries of one group the C pass takes (a 64-bit query mask)
 
 
 def available() -> bool:
@@ -64,7 +65,7 @@ def _group(data: GroupInput) -> _Group | None:
     """The group as the C pass takes it, or None where it cannot (see the module docstring)."""
     queries = list(data.queries)
     layouts = [Layout.of(q) for q in queries]
-    if len(queries) > 63 or not all(lay.ok and lay.counts_only for lay in layouts):
+    if len(queries) > MAX_QUERIES or not all(lay.ok and lay.counts_only for lay in layouts):
         return None
     type_of = [{v: q.variables[v].type for v in q.positive} for q in queries]
     types = sorted({t for tt in type_of for t in tt.values()})

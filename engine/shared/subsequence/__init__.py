@@ -102,7 +102,14 @@ class SubsequenceKind(KindBase):
         for item in body["shared"]:
             at = ", ".join(f"{q}@{p}" for q, p in zip(item["queries"], item["positions"], strict=True))
             lines.append(f"SEQ({', '.join(item['pattern'])}) shared by {at}; benefit {item['benefit']:g}")
+        graph = body.get("graph")
+        if graph:
+            lines.append(f"Sharon graph: {graph['vertices_total']} candidates, {graph['edges_total']} conflicts "
+                         f"({len(body['shared'])} chosen)")
         return lines
+
+    def graph(self, group: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return group["body"].get("graph")
 
     def template(self, group: Mapping[str, Any]) -> Mapping[str, Any]:
         return SEQUENCE.template(_as_sequence(group))

@@ -25,7 +25,8 @@ FIGURE_KEYS = {"id", "title", "x_label", "x", "series", "ratios", "notes"}
 # what each paper experiment runs: engine strategies and registered planners (common.STRATEGIES)
 RUNS = {
     "greta_vs_twostep": {"twostep", "greta", "cogra"},
-    "sharon": {"greta", "cogra", "twostep", "auto"},
+    "sharon": {"sharon", "sharon-greedy", "greta", "cogra", "twostep", "optimizer:sharon", "optimizer:sharon-greedy",
+               "optimizer:sharon-exhaustive"},
     "hamlet": {"greta", "cogra", "hamlet-static", "hamlet-dynamic", "auto", "shared-all-static", "shared-all-dynamic",
                "eval-none", "eval-hamlet", "eval-hamlet-plan"},
     "gloria": {"greta", "cogra", "optimizer:none", "hamlet-dynamic", "auto", "gloria", "gloria-greedy",
@@ -84,14 +85,13 @@ def test_paper_experiments_run_what_is_registered(name: str, out_dir: Path) -> N
     from trendlake.optimizer.planners import PLANNERS
 
     data = smoke(name, out_dir)
-    timed = {f"optimizer:{p}" for p in PLANNERS} if name == "sharon" else set()  # its optimizer figure
-    assert set(data["strategies"]) == RUNS[name] | timed, sorted(data["strategies"])
+    assert set(data["strategies"]) == RUNS[name], sorted(data["strategies"])
     for status in data["strategies"].values():  # a planner strategy names a registered planner
         if status["kind"] in ("shared", "planner"):
             assert status["planner"] in PLANNERS
     # each ran somewhere; the two-step reference and the exhaustive search may skip big points
     skips = {"twostep", "optimizer:sharon-exhaustive"}
-    for strategy in RUNS[name] | timed:
+    for strategy in RUNS[name]:
         statuses = [p["status"] for p in data["points"] if p["strategy"] == strategy]
         assert "ok" in statuses and set(statuses) <= ({"ok", "skipped"} if strategy in skips else {"ok"}), (
             strategy, statuses,
@@ -102,12 +102,30 @@ def test_paper_experiments_run_what_is_registered(name: str, out_dir: Path) -> N
         assert any(p["rows"] > 0 for p in executed), "the data makes trends"
 
 
-def test_sharon_times_every_registered_planner(out_dir: Path) -> None:
-    from trendlake.optimizer.planners import PLANNERS
-
+def test_sharon_records_its_plans_and_their_quality(out_dir: Path) -> None:
     data = smoke("sharon", out_dir)
-    optimizer = next(f for f in data["figures"] if f["id"] == "optimizer")
-    assert set(optimizer["series"]) == {f"optimizer:{p}" for p in PLANNERS}
+    figures = {f["id"]: f for f in data["figures"]}
+    sharon = ("optimizer:sharon", "optimizer:sharon-exhaustive", "optimizer:sharon-greedy")
+    assert set(figures["optimizer"]["series"]) == set(figures["quality"]["series"]) == set(sharon)
+    # every shared point says what its plan shared; the figure's extra counts the groups
+    shared = [p for p in data["points"] if p["strategy"] in ("sharon", "sharon-greedy") and p["status"] == "ok"]
+    assert shared and all({"groups", "shared_parts", "score", "estimated_cost"} <= set(p["plan"]) for p in shared)
+    for fig in figures.values():
+        for name in ("sharon", "sharon-greedy"):
+            if name in fig["series"]:
+                counts = [sum(p["plan"]["groups"].values()) for p in shared
+                          if p["figure"] == fig["id"] and p["strategy"] == name]
+                assert fig["extra"][f"{name} groups"] == counts
+    assert any(p["plan"]["groups"] for p in shared), "the planners share somewhere on the workloads"
+    # the exhaustive search finds Sharon's score where it does not refuse, and refuses with a reason
+    quality = figures["quality"]["series"]
+    both = [(a, b) for a, b in zip(quality["optimizer:sharon"], quality["optimizer:sharon-exhaustive"], strict=True)
+            if b is not None]
+    assert both and all(a == b for a, b in both)
+    skipped = [p for p in data["points"] if p["strategy"] == "optimizer:sharon-exhaustive" and p["status"] != "ok"]
+    assert all("more than 20" in p["reason"] for p in skipped)
+    assert all(a >= b for a, b in zip(quality["optimizer:sharon"], quality["optimizer:sharon-greedy"], strict=True)
+               if a is not None and b is not None)
 
 
 def test_engine_experiment_sweeps_agree_and_time_the_kernel(out_dir: Path) -> None:

@@ -122,6 +122,23 @@ def test_the_sharon_planner_shares_a_common_prefix() -> None:
     assert same_rows(run_engine(plan, rows, "auto"), run_engine(_plan(text), rows, "twostep"))
 
 
+def test_a_candidate_past_the_compiled_pass_is_planned_in_runs_it_takes() -> None:
+    """130 queries SEQ(B, C, D, E, X_i) of one candidate: groups of at most MAX_QUERIES (63),
+    three of 44, 44 and 42 in workload order, each sharing the prefix; every query in one."""
+    from trendlake.engine.shared.sequence.compiled import MAX_QUERIES
+
+    text = "\n".join(f"QUERY q{i:03d} RETURN COUNT(*) PATTERN SEQ(B, C, D, E, X{i}) WITHIN 6 seconds SLIDE 3 seconds;"
+                     for i in range(130))
+    stats = {"pane_us": 1_000_000, "types": {**{f"X{i}": {"rate_mean": 1.0} for i in range(130)},
+                                            **{t: {"rate_mean": 30.0} for t in "BCDE"}}}
+    plan = build_plan(parse_workload(text), planner="sharon", statistics=stats)
+    sizes = [len(g["queries"]) for g in plan["sharing"]]
+    assert sizes == [44, 44, 42] and max(sizes) <= MAX_QUERIES
+    assert [q for g in plan["sharing"] for q in g["queries"]] == [f"q{i:03d}" for i in range(130)]
+    assert all([s["pattern"] for s in g["body"]["shared"]] == [["B", "C", "D", "E"]] for g in plan["sharing"])
+    load_plan(plan, workload_hash(text))
+
+
 def test_exhaustive_refuses_a_large_graph_politely() -> None:
     text = "\n".join(f"QUERY q{i} RETURN COUNT(*) PATTERN SEQ(A, B, C, D, E, F) WITHIN 6 seconds;" for i in range(12))
     with pytest.raises(OptimizerError, match=r"exhaustive search: the Sharon graph has \d+ vertices"):

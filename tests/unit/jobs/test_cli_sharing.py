@@ -205,3 +205,38 @@ def test_sharing_out_without_sharing_writes_an_empty_report(files, tmp_path: Pat
     code, _, err = run(["eval", str(wl), "--events", str(ev), "--sharing-out", str(report_path)])
     assert code == 0, err
     assert json.loads(report_path.read_text())["groups"] == []
+
+
+def test_explain_draws_sharon_s_graph_with_the_chosen_candidates(tmp_path: Path) -> None:
+    """Queries sharing a prefix B, C, D(, E): explain lists the chosen sub-sequences with
+    their benefits, and the SVG draws the graph the search chose from, the chosen ones filled."""
+    wl, plan_path, svg, stats_path = (tmp_path / n for n in ("w.etq", "plan.json", "plan.svg", "stats.json"))
+    wl.write_text("\n".join(f"QUERY q{i} RETURN COUNT(*) PATTERN SEQ({p}) WITHIN 6 seconds SLIDE 3 seconds;"
+                            for i, p in enumerate(["B, C, D, E, A", "B, C, D, E, F", "B, C, D, G", "B, C, D, E, H"])))
+    stats_path.write_text(json.dumps({"pane_us": 1_000_000, "types": {
+        **{t: {"rate_mean": 1.0} for t in "AFGH"}, **{t: {"rate_mean": 30.0} for t in "BCDE"}}}))
+    assert run(["plan", str(wl), "--planner", "sharon", "--stats", str(stats_path), "--out", str(plan_path)])[0] == 0
+    code, out, err = run(["explain", str(plan_path), "--svg", str(svg)])
+    assert code == 0, err
+    [group] = json.loads(plan_path.read_text())["sharing"]
+    body = group["body"]
+    graph = body["graph"]
+    chosen = [v for v in graph["vertices"] if v["chosen"]]
+    assert [(v["pattern"], v["queries"]) for v in chosen] == [(s["pattern"], s["queries"]) for s in body["shared"]]
+    assert len(graph["vertices"]) > len(chosen) and graph["edges"], "the graph has candidates left out, in conflict"
+    index = {id(v): i for i, v in enumerate(graph["vertices"])}
+    picked = {index[id(v)] for v in chosen}
+    assert not any(a in picked and b in picked for a, b in graph["edges"]), "the chosen candidates never conflict"
+    for s in body["shared"]:
+        at = ", ".join(f"{q}@{p}" for q, p in zip(s["queries"], s["positions"], strict=True))
+        assert f"SEQ({', '.join(s['pattern'])}) shared by {at}; benefit {s['benefit']:g}" in out
+    assert f"Sharon graph: {graph['vertices_total']} candidates, {graph['edges_total']} conflicts" in out
+    doc = xml.dom.minidom.parse(str(svg))
+    drawn = {g.getAttribute("class"): [] for g in doc.getElementsByTagName("g")}
+    for g in doc.getElementsByTagName("g"):
+        drawn[g.getAttribute("class")].append(g.getElementsByTagName("text")[0].firstChild.data)
+    assert sorted(drawn["chosen"]) == sorted(f"({', '.join(v['pattern'])}){{{', '.join(v['queries'][:3])}"
+                                             f"{' +' + str(len(v['queries']) - 3) if len(v['queries']) > 3 else ''}}}"
+                                             for v in chosen)
+    assert len(drawn["candidate"]) == len(graph["vertices"]) - len(chosen)
+    assert len(doc.getElementsByTagName("line")) >= len(graph["edges"])
