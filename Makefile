@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 .PHONY: venv demo test test-fast test-integration lint mutation clean
 
 # the exact versions of constraints.txt, inside the ranges of pyproject.toml
-$(STAMP): pyproject.toml setup.py constraints.txt engine/strategies/cogra/_steps.c engine/shared/kleene/_typed.c engine/shared/sequence/_counts.c engine/shared/panes/_panes.c engine/count128.h engine/steps.h engine/pymodule.h
+$(STAMP): pyproject.toml setup.py constraints.txt engine/strategies/cogra/_steps.c engine/shared/kleene/_typed.c engine/shared/sequence/_counts.c engine/shared/panes/_panes.c engine/shared/subsequence/_prefix.c engine/count128.h engine/steps.h engine/count_pass.h engine/pymodule.h
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade -c constraints.txt pip uv
 	# --compile-bytecode: every process (each trendlake command, each Spark Python worker)

@@ -32,7 +32,7 @@ setup(
         Extension(
             "trendlake.engine.strategies.cogra._steps",
             ["engine/strategies/cogra/_steps.c"],
-            depends=["engine/count128.h", "engine/pymodule.h", "engine/steps.h"],
+            depends=["engine/count128.h", "engine/pymodule.h", "engine/steps.h", "engine/count_pass.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),
@@ -60,6 +60,15 @@ setup(
             "trendlake.engine.shared.panes._panes",
             ["engine/shared/panes/_panes.c"],
             depends=["engine/count128.h", "engine/pymodule.h", "engine/steps.h"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        ),
+        # the subsequence kind's prefix pass (a trie of sequence queries on the count pass):
+        # optional likewise, the sequence executor runs such groups without it
+        Extension(
+            "trendlake.engine.shared.subsequence._prefix",
+            ["engine/shared/subsequence/_prefix.c"],
+            depends=["engine/count128.h", "engine/pymodule.h", "engine/steps.h", "engine/count_pass.h"],
             extra_compile_args=["-O3"],
             optional=True,
         ),

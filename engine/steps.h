@@ -43,6 +43,8 @@ typedef struct {
     int src[2][64][64];
     int nends, ends[64];
     int has_rank, by_rank[64];
+    int multi;   /* a row may match several variables: each is one event of its time stamp */
+    int per_end; /* a window's result: count(E) of each END variable, not their sum */
 } Tmpl;
 
 /* apply a step of k events of variable i to one state; simultaneous: k events of one time
@@ -88,6 +90,10 @@ static void apply(const Tmpl *t, u128 *st, int i, int simultaneous, int64_t k, i
 /* a state's result: its counts summed over the END variables (the trends, then COUNT(E)
  * per key) */
 static inline void end_counts(const Tmpl *t, const u128 *st, u128 *res) {
+    if (t->per_end) {
+        for (int e = 0; e < t->nends; e++) res[e] = st[t->ends[e] * t->stride];
+        return;
+    }
     for (int a = 0; a <= t->nc; a++) {
         res[a] = 0;
         for (int e = 0; e < t->nends; e++) res[a] = add_sat(res[a], st[t->ends[e] * t->stride + a]);
@@ -275,33 +281,35 @@ typedef int64_t (*PaneFn)(void *pass, int64_t ts);
 enum { READ_OK = 0, READ_FAILED = -1, READ_DECLINED = 1, READ_BAD_IDX = 2 };
 
 /* Every visited row, a time stamp at a time, as steps handed to `flush` (the last one too).
- * READ_DECLINED where the Python kernel must run: a visited row matching several variables,
- * or several events at one time stamp and no rank. Runs without the GIL. */
+ * READ_DECLINED where the Python kernel must run: a visited row matching several variables
+ * (unless t->multi: then each is one event of the row's time stamp), or several events at
+ * one time stamp and no rank. Runs without the GIL. */
 static int read_steps(const Tmpl *t, const Rows *rw, PaneFn pane_of, FlushFn flush, void *pass) {
     const int64_t *ts = rw->ts_v.buf;
     const char *mask[64];
     for (int v = 0; v < t->nv; v++) mask[v] = rw->mask_v[v].buf;
     Step st = {0};
     int64_t cnt[64] = {0};
+    int hit[64], nhit = 0; /* the variables a row matches */
     Py_ssize_t part = 0, gsize = 0; /* the time stamp group being read: its events */
     int64_t gts = 0, gpart = 0, last_row = -1;
     int glast = 0;
     for (Py_ssize_t e = 0; e <= rw->n; e++) {
         int64_t r = 0, when = 0;
-        int c = -1;
         if (e < rw->n) {
             r = rw->have_idx ? index_at(&rw->idx_v, e) : e;
             if (r < 0 || r >= rw->rows || r <= last_row) return READ_BAD_IDX;
             last_row = r;
             while (part + 1 < rw->nparts && index_at(&rw->starts_v, part + 1) <= r) part++;
             when = ts[r];
+            nhit = 0;
             for (int v = 0; v < t->nv; v++) {
                 if (mask[v][r]) {
-                    if (c >= 0) return READ_DECLINED; /* matches several variables */
-                    c = v;
+                    if (nhit && !t->multi) return READ_DECLINED; /* matches several variables */
+                    hit[nhit++] = v;
                 }
             }
-            if (c < 0) continue; /* matches no variable: changes nothing */
+            if (!nhit) continue; /* matches no variable: changes nothing */
         }
         if (gsize && (e == rw->n || part != gpart || when != gts)) {
             /* the group is complete: its runs, one variable at a time */
@@ -320,9 +328,11 @@ static int read_steps(const Tmpl *t, const Rows *rw, PaneFn pane_of, FlushFn flu
             gpart = part;
             gts = when;
         }
-        cnt[c]++;
-        gsize++;
-        glast = c;
+        for (int h = 0; h < nhit; h++) {
+            cnt[hit[h]]++;
+            gsize++;
+            glast = hit[h];
+        }
     }
     if (st.pending) {
         st.pending = 0;

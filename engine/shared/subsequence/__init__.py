@@ -7,22 +7,33 @@ method (Sharon §III-C) computes a sub-sequence's counts once and combines them 
 prefix counts (at ``t1``) and suffix counts: exactly a Q-set of the pattern's queries on each
 transition ``t(i) -> t(i+1)``, with snapshots of ``t1`` (GLORIA's form, ``engine.shared.sequence``),
 every other transition a Q-set of one query. The body states that form too (``variables``,
-``transitions``, ``template``), the check holds it to ``shared``, and the sequence kind's executor
-runs it. docs/plan-format.md, "Sharing", kind ``subsequence``.
+``transitions``, ``template``), and the check holds it to ``shared``. A group of type-grained
+count queries without repeated types runs on the prefix pass (``prefix``: the queries as a trie,
+every common prefix counted once, on COGRA's count pass); any other on the sequence kind's
+executor. docs/plan-format.md, "Sharing", kind ``subsequence``; docs/engine.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from trendlake.engine.query import CompiledQuery
 from trendlake.engine.shared.base import GroupInput, GroupResults, KindBase
 from trendlake.engine.shared.sequence import SEQUENCE, SequenceStats
+from trendlake.engine.shared.subsequence import prefix
 
-__all__ = ["SUBSEQUENCE", "SubsequenceKind", "shared_problems"]
+__all__ = ["SUBSEQUENCE", "SubsequenceKind", "SubsequenceStats", "shared_problems"]
 
 _SEQUENCE_FIELDS = ("variables", "transitions", "template")
+
+
+@dataclass
+class SubsequenceStats(SequenceStats):
+    """The sequence executor's record, and the prefix pass's."""
+
+    prefix: prefix.PrefixStats = field(default_factory=prefix.PrefixStats)
 
 
 def _as_sequence(group: Mapping[str, Any]) -> dict[str, Any]:
@@ -84,17 +95,26 @@ class SubsequenceKind(KindBase):
     def supports(self, group: Mapping[str, Any], queries: Sequence[CompiledQuery]) -> str | None:
         return SEQUENCE.supports(_as_sequence(group), queries)
 
-    def new_stats(self, per_window: bool = False) -> SequenceStats:
-        return SEQUENCE.new_stats(per_window)
+    def new_stats(self, per_window: bool = False) -> SubsequenceStats:
+        return SubsequenceStats(per_window={} if per_window else None)
 
     def run(self, group: Mapping[str, Any], data: GroupInput, stats: Any) -> GroupResults:
+        got = prefix.run(data, getattr(stats, "prefix", None))
+        if got is not None:
+            return got
         return SEQUENCE.run(_as_sequence(group), data, stats)
 
     def summary(self, stats: SequenceStats) -> str:
-        return SEQUENCE.summary(stats)
+        p = getattr(stats, "prefix", None)
+        if p is None or not p.runs:
+            return SEQUENCE.summary(stats)
+        line = f"prefix pass: {p.variables} trie variables stepped for {p.query_variables} of its queries alone"
+        return f"{line}; {SEQUENCE.summary(stats)}" if stats.windows else line
 
     def report(self, group: Mapping[str, Any], stats: SequenceStats) -> dict[str, Any]:
-        return SEQUENCE.report(_as_sequence(group), stats)
+        p = getattr(stats, "prefix", None) or prefix.PrefixStats()
+        return {**SEQUENCE.report(_as_sequence(group), stats),
+                "prefix": {"runs": p.runs, "variables": p.variables, "query_variables": p.query_variables}}
 
     def describe(self, group: Mapping[str, Any]) -> list[str]:
         body = group["body"]

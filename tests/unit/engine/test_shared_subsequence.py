@@ -163,3 +163,104 @@ def test_check_refuses_a_body_that_is_not_sharon_s_decisions(edit: Any, message:
     plan["content_hash"] = content_hash(plan)
     with pytest.raises(PlanError, match=re.escape(message)):
         load_plan(plan, workload_hash(text))
+
+
+@st.composite
+def prefix_workloads(draw: Any) -> str:
+    """2-10 count queries that begin alike: a prefix of one common sequence, then types of
+    their own (no type twice), some with a predicate on a type (two thresholds, so that some
+    agree), all partitioned by g or none."""
+    common = list(BASE[: draw(once.integers(1, 3))])
+    grouped = draw(once.booleans())
+    queries = []
+    for i in range(draw(once.integers(2, 10))):
+        types = common[: draw(once.integers(1, len(common)))]
+        rest = [t for t in BASE if t not in types]
+        types += draw(st.lists(st.sampled_from(rest), min_size=0 if len(types) > 1 else 1, max_size=2, unique=True))
+        where = ""
+        if draw(once.integers(0, 2)) == 0:
+            where = f"WHERE {draw(once.sampled_from(tuple(types)))}.x > {draw(once.sampled_from((2, 4)))} "
+        ret, by = ("g, COUNT(*)", "GROUP-BY g ") if grouped else ("COUNT(*)", "")
+        queries.append(f"QUERY q{i} RETURN {ret} PATTERN SEQ({', '.join(types)}) {where}{by}"
+                       "WITHIN 6 seconds SLIDE 3 seconds;")
+    return "\n".join(queries)
+
+
+def _prefix_runs(plan: dict[str, Any], table: Any) -> tuple[list[dict[str, Any]], int, int]:
+    """The plan's rows, the tries the prefix pass ran and the windows the sequence executor ran."""
+    record: dict[str, Any] = {}
+    rows = engine.evaluate(plan, table, shared_stats=record)
+    return rows, sum(r.prefix.runs for r in record.values()), sum(r.windows for r in record.values())
+
+
+@settings(max_examples=40, deadline=None)
+@given(prefix_workloads(), streams((15, 60)))
+def test_the_prefix_pass_equals_each_query_alone(text: str, rows: list[dict[str, Any]]) -> None:
+    plan = _plan(text)
+    shared = _forced(plan, "sharon")
+    assert shared is not None
+    table = engine.table_from_rows(rows)
+    got, runs, windows = _prefix_runs(shared, table)
+    event(f"groups {len(shared['sharing'])}, prefix tries run: {min(runs, 2)}+")
+    assert windows == 0, "count queries of distinct types run on the prefix pass, never the sequence executor"
+    assert same_rows(got, engine.evaluate(plan, table)), (text, rows, shared["sharing"])
+
+
+@settings(max_examples=20, deadline=None)
+@given(prefix_workloads(), streams((5, 12)))
+def test_the_prefix_pass_equals_the_two_step_reference(text: str, rows: list[dict[str, Any]]) -> None:
+    shared = _forced(_plan(text), "sharon")
+    assert shared is not None
+    assert same_rows(run_engine(shared, rows, "auto"), run_engine(_plan(text), rows, "twostep")), (text, rows)
+
+
+def test_a_group_past_one_template_runs_as_several_tries() -> None:
+    """40 queries SEQ(B, C, X_i, Y_i): 2 + 2 x 40 variables, more than one template of the count
+    pass holds; two tries split them (each with the prefix B, C once) and every query keeps
+    its rows."""
+    from trendlake.engine.shared.subsequence import prefix
+
+    tails = [(f"X{i}", f"Y{i}") for i in range(40)]
+    text = "\n".join(f"QUERY q{i:02d} RETURN COUNT(*) PATTERN SEQ(B, C, {x}, {y}) WITHIN 6 seconds SLIDE 3 seconds;"
+                     for i, (x, y) in enumerate(tails))
+    plan = _plan(text)
+    entries = {q["name"]: q for q in plan["queries"]}
+    names = sorted(entries)
+    group = subsequence.group(entries, names, [(["B", "C"], names, [0] * len(names), 1.0)], "sharon",
+                              parameters={}, estimated_cost=(0.0, 0.0))
+    shared = dict(copy.deepcopy(plan), sharing=[{**group, "id": "g0"}])
+    shared["content_hash"] = content_hash(shared)
+    kinds = [t for x, y in tails for t in ("B", "C", x, y, "B", x, "C", y)]
+    rows = [{"type": t, "ts": i, "seq": i} for i, t in enumerate(kinds)]
+    table = engine.table_from_rows(rows)
+    record: dict[str, Any] = {}
+    got = engine.evaluate(shared, table, shared_stats=record)
+    assert record["g0"].prefix.runs == 2 and record["g0"].prefix.variables == 2 * 2 + 80
+    assert record["g0"].prefix.query_variables == 4 * 40
+    want = engine.evaluate(plan, table)
+    assert want and same_rows(got, want)
+    assert prefix.MAX_VARIABLES < 82
+
+
+def test_a_prefix_is_shared_only_under_the_same_predicates() -> None:
+    """q0 and q1 share SEQ(A, B) in the group, but q1 takes A only where x > 2: the trie keeps
+    two A variables (and q2's A, the same as q0's, is q0's), and each query keeps its rows."""
+    text = "\n".join([
+        "QUERY q0 RETURN COUNT(*) PATTERN SEQ(A, B) WITHIN 6 seconds SLIDE 3 seconds;",
+        "QUERY q1 RETURN COUNT(*) PATTERN SEQ(A, B) WHERE A.x > 2 WITHIN 6 seconds SLIDE 3 seconds;",
+        "QUERY q2 RETURN COUNT(*) PATTERN SEQ(A, C) WITHIN 6 seconds SLIDE 3 seconds;",
+    ])
+    plan = _plan(text)
+    entries = {q["name"]: q for q in plan["queries"]}
+    group = subsequence.group(entries, ["q0", "q1", "q2"], [(["A", "B"], ["q0", "q1"], [0, 0], 1.0)], "sharon",
+                              parameters={}, estimated_cost=(0.0, 0.0))
+    shared = dict(copy.deepcopy(plan), sharing=[{**group, "id": "g0"}])
+    shared["content_hash"] = content_hash(shared)
+    load_plan(shared, workload_hash(text))
+    rows = [{"type": t, "ts": i, "seq": i, "x": i % 5} for i, t in enumerate("AABACBAABCAB")]
+    table = engine.table_from_rows(rows)
+    record: dict[str, Any] = {}
+    got = engine.evaluate(shared, table, shared_stats=record)
+    assert record["g0"].prefix.variables == 5 and record["g0"].windows == 0  # A, A(x > 2), B, B, C
+    want = engine.evaluate(plan, table)
+    assert {r["query"] for r in want} == {"q0", "q1", "q2"} and same_rows(got, want)
