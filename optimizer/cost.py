@@ -33,8 +33,9 @@ __all__ = [
     "PYTHON_SNAPSHOT_COST",
     "SEQUENCE_COMPILED_STEP_COST",
     "SEQUENCE_STEP_COST",
-    "SUBSEQUENCE_STEP_COST",
+    "PREFIX_STEP_COST",
     "SNAPSHOT_COST",
+    "SUBSEQUENCE_STEP_COST",
     "UNIFORM",
     "Rates",
     "alone_costs",
@@ -85,14 +86,20 @@ SEQUENCE_STEP_COST = 1.8
 # over a rides day (30/10 and 5/5-minute windows): factors 1.50-2.16, median 1.58 (the group
 # at 1.07-1.48x its queries alone), rounded up. docs/engine.md, "The compiled pass".
 SEQUENCE_COMPILED_STEP_COST = 1.6
-# The same factor for Sharon's ``subsequence`` groups per unit of Sharon's shared / non-shared
+# The same factor for Sharon's ``subsequence`` groups that the sequence kind's snapshot executor
+# runs (count queries the prefix pass does not take), per unit of Sharon's shared / non-shared
 # ratio, which counts A-Seq's prefix-counter updates (quadratic in the events; COGRA's kernel
-# alone is linear), for the groups the prefix pass runs (engine/shared/subsequence/prefix.py).
-# `python -m benchmarks sharon --size full` (benchmarks/results/full/sharon.json, 18 points:
-# 20-180 queries, lengths 4-12, 500-8000 events per window) measured the sharon plan at
-# 0.46-2.26x the none plan: factors 1.05-5.3, quartiles 1.95 and 3.72, median 2.55. (Before
-# the prefix pass, on the snapshot executor, the same points gave a median of 6.1.)
-SUBSEQUENCE_STEP_COST = 2.6
+# alone is linear). `python -m benchmarks sharon --size full` at 6947071, before the prefix
+# pass, when every group ran there (18 points: 20-180 queries, lengths 4-12, 500-8000 events
+# per window) measured the sharon plan at 1.6-6.1x the none plan where the planner, with 1.6,
+# estimated 0.62-0.99x: factors 2.6-15, quartiles 4.5 and 8.0, median 6.1.
+SUBSEQUENCE_STEP_COST = 6.1
+# A group the prefix pass runs (engine/shared/subsequence/prefix.py: count queries of distinct
+# types as one trie on COGRA's count pass) against its queries alone on COGRA's kernel, per unit
+# of the trie's variables over the queries' variables (``optimizer.planners.sharon``).
+# `python -m benchmarks calibrate_sequence --size full` (benchmarks/results/full/
+# calibrate_sequence.json, the sharon groups of the e-commerce and the traffic workloads).
+PREFIX_STEP_COST = 1.4
 # One unit of an event-grained graph run alone (an edge tried, or a vertex: GRETA, and COGRA's
 # event-grained variables), in steps of COGRA's compiled kernel: twin queries, each with and
 # without its adjacent predicate, in one process (`python -m benchmarks calibrate_graph --size

@@ -8,7 +8,7 @@ the compiled pass for count-only groups, else the Python executor). Sharon's
 planner does the same with its benefit ratio (kind ``subsequence``, which runs
 on the same executors). This measures, on the GLORIA experiment's stream, for
 every group ``gloria`` forms on the mixed workload and ``sharon`` forms on the
-mixed and the SEQ workloads (``SHAPES``): the engine seconds of the group
+mixed, the SEQ, the e-commerce and the traffic workloads (``SHAPES``): the engine seconds of the group
 (``engine.evaluate(..., timings=)``) over the seconds of its queries each alone
 (COGRA), divided by the planner's ratio: the factor the constant should be. Side by side in one process on the same events
 (the GLORIA experiment's ``--size small`` stream at every size; workloads by
@@ -44,11 +44,17 @@ TITLE = "The sequence kind's cost against its queries alone (SEQUENCE_STEP_COST)
 # the workloads and the planners whose groups run on the sequence executors: GLORIA's groups
 # (kind ``sequence``) on its mixed workload, Sharon's (kind ``subsequence``) on it and on
 # GLORIA's SEQ workload of fixed-length sequences
-SHAPES = [("gloria-mixed", "gloria"), ("gloria-mixed", "sharon"), ("gloria-seq", "sharon")]
+SHAPES = [("gloria-mixed", "gloria"), ("gloria-mixed", "sharon"), ("gloria-seq", "sharon"),
+          ("sharon-ecommerce", "sharon"), ("sharon-traffic", "sharon")]
 SHAPE_OPTIONS: dict[str, dict[str, Any]] = {
     "gloria-mixed": {"kleene_ratio": "1:6", "window_powers": "1", "kleene_length": 3, "nesting": 2},
     "gloria-seq": {},
+    "sharon-ecommerce": {},
+    "sharon-traffic": {},
 }
+# the executor a group ran on, by the step cost its planner estimated it with
+EXECUTORS = {"compiled": "SEQUENCE_COMPILED_STEP_COST", "prefix": "PREFIX_STEP_COST",
+             "snapshots": "SUBSEQUENCE_STEP_COST", "python": "SEQUENCE_STEP_COST"}
 
 
 def _counts(text: str) -> list[int]:
@@ -132,7 +138,7 @@ def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:
                 # planned with: its estimate divided by its step cost
                 step_cost = g["parameters"]["step_cost"]
                 ratio = est["shared"] / est["non_shared"] / step_cost
-                executor = "compiled" if step_cost == optimizer.cost.SEQUENCE_COMPILED_STEP_COST else "python"
+                executor = next(e for e, c in EXECUTORS.items() if getattr(optimizer.cost, c) == step_cost)
                 rows.append({"workload": shape, "planner": planner, "kind": g["kind"],
                              "queries_in_workload": n, "group": g["id"], "queries": len(g["queries"]),
                              "executor": executor,
@@ -141,13 +147,12 @@ def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:
                              "factor": round(group_s[g["id"]] / alone_s / ratio, 3)})
     factors = [r["factor"] for r in rows]
     by_executor = {}
-    for executor in ("compiled", "python"):
+    for executor in EXECUTORS:
         mine = [r["factor"] for r in rows if r["executor"] == executor]
         by_executor[executor] = {"groups": len(mine), "median_factor": statistics.median(mine) if mine else None}
     return {"rows": rows, "median_factor": statistics.median(factors) if factors else None,
             "quartiles": statistics.quantiles(factors, n=4) if len(factors) >= 2 else None,
             "by_executor": by_executor,
-            "constants_in_use": {"python": optimizer.cost.SEQUENCE_STEP_COST,
-                                 "compiled": optimizer.cost.SEQUENCE_COMPILED_STEP_COST},
+            "constants_in_use": {e: getattr(optimizer.cost, c) for e, c in EXECUTORS.items()},
             "agreement": {"checked": checks, "all_agree": not disagreements, "disagreements": disagreements}}
 

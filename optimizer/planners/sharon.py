@@ -9,15 +9,15 @@ optimizer (graph reduction and plan finder, optimal), ``sharon-greedy`` its GWMI
 ``sharon-exhaustive`` every subset of the Sharon graph (an OptimizerError past
 ``optimizer.sharon.EXHAUSTIVE_LIMIT`` candidates, which ``auto`` records).
 
-Estimates: Sharon's benefit model counts A-Seq's prefix-counter updates; a group's
-``estimated_cost`` is its queries' cost alone in steps (``optimizer.cost.alone_costs``) and
-that times Sharon's shared / non-shared ratio times ``SUBSEQUENCE_STEP_COST``, the factor
-measured between that ratio and the compiled pass's time against the queries alone on
-COGRA's kernel. The groups are Sharon's choice (the paper's optimizer, whose benefit model
-counts A-Seq's quadratic prefix counters), kept whatever the estimate says; the estimate is
-trendlake's, and ``auto`` keeps a sharon plan only where it is the cheapest. Measured, the
-shared method on the compiled pass has not yet beaten COGRA's linear kernel alone
-(benchmarks/results/README.md, sharon), so ``auto`` rarely does.
+Estimates: a group's ``estimated_cost`` is its queries' cost alone in steps
+(``optimizer.cost.alone_costs``) times what the engine's executor of the group saves. A group
+the prefix pass runs (``trie_share``: count queries of distinct types as one trie, every
+common prefix counted once) is estimated at the trie's variables over its queries' variables
+times ``PREFIX_STEP_COST``; any other at Sharon's shared / non-shared ratio (its benefit
+model counts A-Seq's quadratic prefix counters) times ``SUBSEQUENCE_STEP_COST``, measured on
+the sequence kind's snapshot executor. Both constants come from benchmarks
+(optimizer/cost.py). The groups are Sharon's choice (the paper's optimizer), kept whatever
+the estimate says; ``auto`` keeps a sharon plan only where it is the cheapest.
 
 Only count-only queries (COUNT(*), COUNT(E)) take part: their groups run on the compiled
 pass. A group of queries with SUM, MIN, MAX or AVG runs on the Python sequence executor,
@@ -33,7 +33,8 @@ would run on the Python executor, hundreds of times slower than the estimate's s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trendlake.engine.shared.sequence.compiled import MAX_QUERIES
@@ -41,6 +42,7 @@ from trendlake.optimizer import sharon
 from trendlake.optimizer.candidates import Candidates, subsequence
 from trendlake.optimizer.candidates.kleene import counts_only
 from trendlake.optimizer.cost import (
+    PREFIX_STEP_COST,
     SUBSEQUENCE_STEP_COST,
     alone_costs,
     rates_for,
@@ -75,6 +77,35 @@ def _chunks(queries: list[str]) -> list[list[str]]:
     return [queries[i:i + size] for i in range(0, len(queries), size)]
 
 
+def trie_share(members: Sequence[Mapping[str, Any]]) -> float | None:
+    """The variables of the prefix pass's trie over the queries' variables (a common prefix,
+    the same types under the same local predicates, counted once), or None where the engine's
+    prefix pass does not take the queries (``engine.shared.subsequence.prefix.chain``): each a
+    type-grained fixed-length sequence of distinct types, without negation, counting its trends
+    only."""
+    nodes: set[tuple[Any, ...]] = set()
+    total = 0
+    for e in members:
+        variables = [v for v in e["variables"] if not v["negated"]]
+        template = e["template"]
+        chain = [(t["from"], t["to"]) for t in template["transitions"]]
+        names = [v["name"] for v in variables]
+        if (e["granularity"] != "type" or len(variables) != len(e["variables"])
+                or any(a["fn"] != "count_star" for a in e["aggregates"])
+                or template.get("start_negations") or template.get("end_negations")
+                or any(t["negations"] for t in template["transitions"])
+                or list(template["start"]) != names[:1] or list(template["end"]) != names[-1:]
+                or chain != list(zip(names, names[1:], strict=False))
+                or len({v["type"] for v in variables}) != len(variables)):
+            return None
+        path: tuple[Any, ...] = ()
+        for v in variables:
+            path += ((v["type"], json.dumps(e["local_predicates"].get(v["name"], []), sort_keys=True)),)
+            nodes.add(path)
+        total += len(variables)
+    return len(nodes) / total if total else None
+
+
 def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any, search: str) -> list[dict[str, Any]]:
     groups = []
     counting = ([q for q in cand.queries if counts_only(entries[q])] for cand in candidates.get(subsequence.KIND, []))
@@ -93,8 +124,12 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
             continue
         queries = [q for q in chunk if any(q in p[1] for p in parts)]
         alone = sum(alone_costs({q: entries[q] for q in queries}, statistics).values())
-        ratio = SUBSEQUENCE_STEP_COST * max(0.0, 1.0 - plan.score / plan.non_shared_cost)
+        shares = trie_share([entries[q] for q in queries])
+        if shares is not None:  # the prefix pass runs the group
+            step, ratio = PREFIX_STEP_COST, PREFIX_STEP_COST * shares
+        else:
+            step, ratio = SUBSEQUENCE_STEP_COST, SUBSEQUENCE_STEP_COST * max(0.0, 1.0 - plan.score / plan.non_shared_cost)
         groups.append(subsequence.group(entries, queries, parts, search,
-                                        parameters={"step_cost": SUBSEQUENCE_STEP_COST},
+                                        parameters={"step_cost": step},
                                         estimated_cost=(alone * ratio, alone), graph=plan.graph_dict()))
     return groups
