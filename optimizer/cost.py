@@ -98,8 +98,11 @@ SUBSEQUENCE_STEP_COST = 6.1
 # types as one trie on COGRA's count pass) against its queries alone on COGRA's kernel, per unit
 # of the trie's variables over the queries' variables (``optimizer.planners.sharon``).
 # `python -m benchmarks calibrate_sequence --size full` (benchmarks/results/full/
-# calibrate_sequence.json, the sharon groups of the e-commerce and the traffic workloads).
-PREFIX_STEP_COST = 1.4
+# calibrate_sequence.json: 16 sharon groups of the mixed, SEQ, e-commerce and traffic workloads
+# on 12,000 rides events) measured factors 0.86-7.4 and two of 55 and 75, median 3.4. Those
+# groups take milliseconds, where the per-window results in Python weigh more than the pass;
+# on 100,000 events, 8-32 funnels SEQ(B, C, D, E, X_i) measured 1.2-1.6.
+PREFIX_STEP_COST = 3.4
 # One unit of an event-grained graph run alone (an edge tried, or a vertex: GRETA, and COGRA's
 # event-grained variables), in steps of COGRA's compiled kernel: twin queries, each with and
 # without its adjacent predicate, in one process (`python -m benchmarks calibrate_graph --size
