@@ -434,7 +434,7 @@ def drill(
 
     started = time.perf_counter()
     if (top is None) == (not windows):
-        raise DrillInputError("give either --top K or --window GROUP=V,...@START (one or more), not both")
+        raise DrillInputError("give --top K or --window GROUP=V,...@START (one or more), and not both")
     if top is not None and top < 1:
         raise DrillInputError(f"--top {top}: must be at least 1")
     if windows and (start is not None or end is not None):
