@@ -6,6 +6,10 @@ table. Catch-up is off; fill history with `airflow backfill create`.
 A run triggered with ``{"from": ISO, "to": ISO}`` in its conf replays that
 interval instead (manual runs and backfills pick different intervals for the
 same date; the conf makes the interval explicit).
+
+The optional ``drill`` task (off by default: skipped) constructs the trends of the
+top ``TRENDLAKE_DRILL_TOP`` windows of each query in the interval into
+``trends.<query>``; ``{"drill_top": K}`` in a run's conf sets K for that run.
 """
 
 from __future__ import annotations
@@ -37,7 +41,18 @@ def trendlake_replay():
 
         return check_results(*replay_interval(get_current_context()))
 
-    replay() >> check_results()
+    @task(pool="trendlake_spark")
+    def drill() -> dict:
+        from airflow.sdk.exceptions import AirflowSkipException
+        from trendlake.jobs.pipeline import drill_top, replay_interval, run_drill
+
+        context = get_current_context()
+        top = drill_top(context)
+        if not top:
+            raise AirflowSkipException("drill-down is off (TRENDLAKE_DRILL_TOP=0, or drill_top 0 in the run conf)")
+        return run_drill(*replay_interval(context), top)
+
+    replay() >> check_results() >> drill()
 
 
 trendlake_replay()

@@ -11,7 +11,10 @@ Steps (each printed as it starts, with its duration when it ends):
    Great Expectations checks of the result tables);
 6. query the result tables with Spark SQL and plot one query per window;
    print what the nightly plan shares and the replayed day's engine seconds
-   against the plan's estimates.
+   against the plan's estimates;
+7. drill down: construct the first complete trends behind the top
+   ``stuck_trips`` window (``trendlake drill --top 1 --limit 5``) into
+   ``trends.stuck_trips`` and show them with Spark SQL.
 
 Airflow runs every DAG in-process with ``dag.test()`` against its SQLite
 metadata database; Spark runs ``local[*]``; Delta tables live on local disk.
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from trendlake.jobs.pipeline import SPARK_POOL
+from trendlake.jobs.times import utc
 from trendlake.schemas import workload_path
 
 DAY = datetime(2026, 1, 1, tzinfo=UTC)
@@ -184,6 +188,38 @@ def sharing_summary(lake: Path, workload: Path) -> str:
     return "\n".join(lines)
 
 
+DRILL_QUERY = "stuck_trips"
+DRILL_LIMIT = 5
+
+
+def drill_down(lake: Path, workload: Path, stream: str) -> str:
+    """Drill the top window of ``stuck_trips`` (else of the first query returning ``COUNT(*)``),
+    at most ``DRILL_LIMIT`` trends, and show them; a one-line summary."""
+    from trendlake.jobs.drill import count_column, drill
+    from trendlake.jobs.optimize import current_plan, workload_name
+    from trendlake.jobs.spark import get_spark
+    from trendlake.jobs.sql import run_sql
+
+    ranked = [q["name"] for q in current_plan(lake, workload_name(workload))["queries"] if count_column(q)]
+    if not ranked:
+        return "no query returns COUNT(*): no window to drill"
+    query = DRILL_QUERY if DRILL_QUERY in ranked else ranked[0]
+    report = drill(lake, workload, query, top=1, limit=DRILL_LIMIT, stream=stream)
+    if not report.windows:
+        return f"results.{query} has no rows: no window to drill"
+    w = report.windows[0]
+    where = ", ".join(f"{g}={v}" for g, v in zip(report.group_by, w.target.group, strict=True))
+    window = f"{query} [{where}] {utc(w.target.start):%Y-%m-%d %H:%M}..{utc(w.target.end):%H:%M} UTC"
+    if w.status == "refused":
+        return f"{window}: COUNT(*) {w.target.count}, refused: {w.message}"
+    run_sql(get_spark(), lake, f"""
+        SELECT trend, size(events) AS events,
+               concat_ws(' ', transform(events, e -> concat(e.type, '#', e.id, '@', date_format(e.ts, 'HH:mm:ss')))) AS trend_events
+        FROM trends_{query} WHERE drill_run_id = '{report.run_id}' ORDER BY trend""", show=True)
+    return (f"{window}: COUNT(*) {w.target.count}, {w.listed} complete trend(s) ({w.algorithm}); "
+            f"the first {w.trends} stored in trends.{query} (events named type#seq@time)")
+
+
 def plot_series(table: Any, path: Path) -> Path:
     import matplotlib
 
@@ -210,7 +246,7 @@ def demo(out: Path, events: int, seed: int, dags: Path) -> int:
 
         raise BadInputError(f"no trendlake DAG files in {dags}; run the demo from the repository "
                             "checkout or pass --dags DIR (the folder holding trendlake_*.py)")
-    steps = Steps(6)
+    steps = Steps(7)
     steps("prepare Airflow (SQLite) and folders under " + str(out))
     configure_environment(out, dags)
     prepare_airflow()
@@ -225,6 +261,8 @@ def demo(out: Path, events: int, seed: int, dags: Path) -> int:
     steps("query the result tables with Spark SQL and plot stuck_trips")
     plot = show_results(out / "lake", out)
     print(sharing_summary(out / "lake", Path(os.environ["TRENDLAKE_WORKLOAD"])))
+    steps("drill down: the trends behind the top stuck_trips window (trendlake drill --top 1)")
+    print(drill_down(out / "lake", Path(os.environ["TRENDLAKE_WORKLOAD"]), os.environ["TRENDLAKE_STREAM"]))
     steps.finish()
     print(f"plot: {plot}")
     print(f"lake: {out / 'lake'}  (try: .venv/bin/trendlake sql --lake {out / 'lake'} \"SELECT * FROM results_stuck_trips LIMIT 5\")")

@@ -46,7 +46,7 @@ from trendlake.jobs.errors import BadInputError, JobError
 
 log = logging.getLogger("trendlake.lake")
 
-KINDS = ("bronze", "quarantine", "ingest_log", "stats", "results", "replay_log")
+KINDS = ("bronze", "quarantine", "ingest_log", "stats", "results", "replay_log", "trends")
 STAGING = "_staging"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 MANIFEST = "_moved.json"

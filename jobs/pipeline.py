@@ -14,10 +14,14 @@ never at DAG parse time:
 | ``TRENDLAKE_SPARK_MASTER`` | ``local[*]`` | Spark master URL |
 | ``TRENDLAKE_STATS_DAYS`` | ``7`` | trailing days of bronze the nightly stats cover |
 | ``TRENDLAKE_PLANNER`` | ``auto`` | planner of the nightly optimize (``auto``: the cheapest estimated plan; ``none``, ``hamlet``, ... as ``--planner``) |
+| ``TRENDLAKE_DRILL_TOP`` | ``0`` | after each replay, drill the K windows of largest ``COUNT(*)`` of every query into ``trends.<query>`` (``0``: off, the task is skipped) |
+| ``TRENDLAKE_DRILL_LIMIT`` | ``1000`` | trends stored per drilled window (``0``: all of them) |
+| ``TRENDLAKE_DRILL_MEMORY`` | ``1G`` | memory budget per drilled window (bytes, or ``512K``, ``64M``, ``2G``) |
 
 A run of ``trendlake_ingest`` triggered with ``{"replace_changed": true}`` in
 its conf replaces changed files for that run; a ``trendlake_replay`` run with
-``{"from": ISO, "to": ISO}`` replays that interval. Bad settings and conf
+``{"from": ISO, "to": ISO}`` replays that interval, and ``{"drill_top": K}`` sets the
+drill-down for that run (``0``: off). Bad settings and conf
 values are errors naming the variable or conf key.
 """
 
@@ -65,6 +69,29 @@ def _days(variable: str, default: str) -> int:
     return days
 
 
+def _count(variable: str, default: str) -> int:
+    text = os.environ.get(variable, default).strip()
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{variable}={text!r}: expected a whole number") from None
+    if value < 0:
+        raise ValueError(f"{variable}={text!r}: expected 0 or more")
+    return value
+
+
+def _bytes(variable: str, default: str) -> int:
+    import argparse
+
+    from trendlake.jobs.cli.trends import byte_size
+
+    text = os.environ.get(variable, default).strip()
+    try:
+        return byte_size(text)
+    except argparse.ArgumentTypeError as err:
+        raise ValueError(f"{variable}={text!r}: {err}") from None
+
+
 @dataclass(frozen=True)
 class Settings:
     lake: Path
@@ -74,6 +101,9 @@ class Settings:
     stats_days: int
     replace_changed: bool = False
     planner: str = "none"
+    drill_top: int = 0  # windows per query drilled after a replay; 0: off
+    drill_limit: int | None = 1000  # trends per window; None: all
+    drill_memory: int = 2**30
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -88,6 +118,9 @@ class Settings:
             stats_days=_days("TRENDLAKE_STATS_DAYS", "7"),
             replace_changed=_flag("TRENDLAKE_REPLACE_CHANGED"),
             planner=_planner("TRENDLAKE_PLANNER"),
+            drill_top=_count("TRENDLAKE_DRILL_TOP", "0"),
+            drill_limit=_count("TRENDLAKE_DRILL_LIMIT", "1000") or None,
+            drill_memory=_bytes("TRENDLAKE_DRILL_MEMORY", "1G"),
         )
 
     @property
@@ -200,6 +233,38 @@ def run_replay(start: datetime, end: datetime, settings: Settings | None = None)
     s = settings or Settings.from_env()
     report = replay(s.lake, s.workload, start, end, stream=s.stream)
     return _plain(report)
+
+
+def drill_top(context: Any, settings: Settings | None = None) -> int:
+    """The windows per query a replay run drills: the conf's ``drill_top`` (a whole number >= 0)
+    if given, else ``TRENDLAKE_DRILL_TOP``; 0 is off."""
+    conf = run_conf(context)
+    if "drill_top" not in conf:
+        return (settings or Settings.from_env()).drill_top
+    value = conf["drill_top"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f'replay conf "drill_top" must be a whole number >= 0, not {value!r}')
+    return value
+
+
+def run_drill(start: datetime, end: datetime, top: int, settings: Settings | None = None) -> dict[str, Any]:
+    """Drill the ``top`` windows ending in ``(start, end]`` of every query of the current plan
+    that returns ``COUNT(*)`` (``trendlake drill --top K --from --to``), one ``trends.<query>``
+    commit each; a refused window is in its query's summary, and fails nothing."""
+    from trendlake.jobs.drill import count_column, drill
+    from trendlake.jobs.optimize import current_plan, workload_name
+
+    s = settings or Settings.from_env()
+    plan = current_plan(s.lake, workload_name(s.workload))
+    out: dict[str, Any] = {}
+    for q in plan["queries"]:
+        if count_column(q) is None:
+            out[q["name"]] = {"skipped": "the query returns no COUNT(*) to rank its windows by"}
+            continue
+        report = drill(s.lake, s.workload, q["name"], top=top, start=start, end=end, limit=s.drill_limit,
+                       memory=s.drill_memory, stream=s.stream, plan=plan)
+        out[q["name"]] = report.to_dict()
+    return out
 
 
 def check_results(start: datetime, end: datetime, settings: Settings | None = None) -> dict[str, Any]:

@@ -37,7 +37,7 @@ os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
 
 # the sub-commands, in --help order: ``trendlake NAME`` is the module ``trendlake.jobs.cli.NAME``
 COMMANDS: tuple[str, ...] = (
-    "eval", "trends", "plan", "explain", "bench", "optimize", "replay", "demo", "workload",
+    "eval", "trends", "plan", "explain", "bench", "optimize", "replay", "drill", "demo", "workload",
     "ingest", "stats", "sql", "generate", "adapt",
 )
 

@@ -53,6 +53,7 @@ SAMPLE_LAKE_FILES = (
     "airflow/test_dags.py",
     "spark/test_replay.py",
     "spark/test_replay_shared.py",
+    "spark/test_drill.py",
     "spark/test_bench_replay_smoke.py",
 )
 # units of work (files, or the sample-lake group), longest first as measured on 2 cores;

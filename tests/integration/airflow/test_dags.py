@@ -55,6 +55,8 @@ def test_dags_load_with_their_schedules(dagbag) -> None:
     assert [t.task_id for t in dagbag.dags["trendlake_optimize"].topological_sort()] == [
         "stats", "optimize", "validate_plan"
     ]
+    assert [t.task_id for t in replay.topological_sort()] == ["replay", "check_results", "drill"]
+    assert replay.get_task("drill").pool == "trendlake_spark"
 
 
 @pytest.mark.spark
@@ -95,8 +97,12 @@ def test_ingest_optimize_replay_dags_on_a_temporary_lake(dagbag, airflow_db, spa
     ends = results.column("window_end").to_pylist()
     assert DAY < min(ends) and max(ends) <= DAY.replace(day=2)
     first_day = sorted(map(str, results.to_pylist()))
+    assert not lake.exists("trends/stuck_trips"), "the drill task is off by default"
 
-    # dag_run.conf {"from", "to"} replays an explicit range instead of the data interval.
+    # dag_run.conf {"from", "to"} replays an explicit range instead of the data interval; with
+    # TRENDLAKE_DRILL_TOP the drill task stores the trends of each query's top windows of it.
+    monkeypatch.setenv("TRENDLAKE_DRILL_TOP", "2")
+    monkeypatch.setenv("TRENDLAKE_DRILL_LIMIT", "5")
     run = dagbag.dags["trendlake_replay"].test(
         logical_date=DAY.replace(day=5), run_conf={"from": "2026-01-02T00:00:00Z", "to": "2026-01-03T00:00:00Z"}
     )
@@ -106,6 +112,15 @@ def test_ingest_optimize_replay_dags_on_a_temporary_lake(dagbag, airflow_db, spa
     assert max(ends) > DAY.replace(day=2) and max(ends) <= DAY.replace(day=3)
     kept = sorted(str(r) for r in results.to_pylist() if r["window_end"] <= DAY.replace(day=2))
     assert kept == first_day, "replaying the next day leaves the first day's windows alone"
+    for query, group in zip(DAG_QUERIES, ("district", "driver"), strict=True):
+        stored = lake.read_arrow(f"trends/{query}").to_pylist()
+        windows = {(r[group], r["window_start"], r["plan_id"]) for r in stored}
+        rows = {(r[group], r["window_start"], r["plan_id"]): r["count"]
+                for r in lake.read_arrow(f"results/{query}").to_pylist()
+                if DAY.replace(day=2) < r["window_end"] <= DAY.replace(day=3)}
+        top = sorted(rows.values(), reverse=True)[:2]
+        assert len(windows) == 2 and sorted((rows[w] for w in windows), reverse=True) == top, query
+        assert all(1 <= r["trend"] <= 5 for r in stored), "TRENDLAKE_DRILL_LIMIT caps the trends per window"
 
 
 def _first_row_changed(table, column, value):

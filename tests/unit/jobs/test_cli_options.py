@@ -36,6 +36,14 @@ CASES: dict[str, list[tuple[list[str], tuple[str, ...]]]] = {
         (["trends", W, "--query", "q", "--events", "e.csv", "--window-start", "noon"], ("--window-start", "noon")),
         (["trends", W, "--events", "e.csv"], ("--query",)),
     ],
+    "drill": [
+        (["drill", "--workload", W, *LAKE, "--query", "q"], ("--top", "--window")),
+        (["drill", "--workload", W, *LAKE, "--query", "q", "--top", "1", "--window", "@0"], ("--window", "--top")),
+        (["drill", "--workload", W, *LAKE, "--query", "q", "--top", "0"], ("--top", "at least 1")),
+        (["drill", "--workload", W, *LAKE, "--query", "q", "--top", "1", "--memory", "lots"], ("--memory", "lots")),
+        (["drill", "--workload", W, *LAKE, "--query", "q", "--top", "1", "--from", "noon"], ("--from", "noon")),
+        (["drill", *LAKE, "--query", "q", "--top", "1"], ("--workload",)),
+    ],
     "plan": [
         (["plan", W, "--planner", "bogus"], ("--planner", "bogus")),
         (["plan", W, "--nope", "1"], ("trendlake plan", "--nope")),

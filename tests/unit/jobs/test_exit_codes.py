@@ -60,6 +60,12 @@ CASES: dict[str, list[tuple[list[str], tuple[str, ...]]]] = {
         (["trends", "{good.etq}", "--query", "q", "--events", "{events.csv}", "--window-start", "0",
           "--memory", "100"], ("1 trends, the aggregation's COUNT(*)", "do not fit the memory budget")),
     ],
+    "drill": [
+        (["drill", "--workload", "{missing}", "--lake", "{tmp}/lake", "--query", "q", "--top", "1"],
+         ("missing.etq",)),
+        (["drill", "--workload", "{good.etq}", "--lake", "{tmp}/lake", "--query", "q", "--top", "1"],
+         ("plan",)),
+    ],
     "plan": [
         (["plan", "{missing}"], ("no workload file",)),
         (["plan", "{good.etq}", "--stats", "{notjson.json}"], ("--stats", "not a JSON file")),
