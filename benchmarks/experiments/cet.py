@@ -26,8 +26,10 @@ holding every event: its complete trends grow as ``compat^seconds``.
   placed between the least memory any plan needs (0) and H-CET's without a cut
   (1), the estimated CPU of the plans of branch-and-bound and greedy over the
   exhaustive optimum's (1 = optimal; mean over the graphs where all three found a
-  plan) and the optimizers' run times. Agreement: every plan returned fits the
-  budget, and none is cheaper than exhaustive search's.
+  plan) and the optimizers' run times (exhaustive search costs every plan whatever
+  the budget: it runs once per graph, its plan at each budget is the cheapest of
+  the plans it costed that fits). Agreement: every plan returned fits the budget,
+  and none is cheaper than exhaustive search's.
 
     python -m benchmarks cet [--size small|full] [--seconds 4,6,8] [--rate 6] [--compat 3] [--budget 4M]
 """
@@ -132,7 +134,7 @@ def detect(q: Any, events: list[Any], name: str, budget: int) -> tuple[Any, tupl
 
 
 def run(ctx: Context) -> dict[str, Any]:
-    seconds = ctx.option("seconds", ctx.pick([4, 8, 10], [4, 6, 8, 10, 12, 13], [4, 6, 8, 10, 12, 14, 15, 16]))
+    seconds = ctx.option("seconds", ctx.pick([4, 8, 10], [4, 6, 8, 10, 12, 13], [4, 6, 8, 10, 12, 14, 16]))
     rate = ctx.option("rate", 6)
     compat = ctx.option("compat", 3)
     budget = ctx.option("budget", ctx.pick(2**17, 2**20, 2**22))
@@ -256,13 +258,17 @@ def partitioning(ctx: Context, q: Any, rate: int, compat: int) -> tuple[Figure, 
             continue
         g += 1
         every: list[Any] = []
+        started = time.perf_counter()
         OPTIMIZERS["exhaustive"](paths, float("inf"), size, evaluated=every)
+        exhaustive_s = time.perf_counter() - started  # it costs every plan whatever the budget: timed once
         low = min(c.memory for c in every)
         high = cost(paths, "h-cet", (), size).memory
         for i, f in enumerate(FRACTIONS):
             budget = int(low + f * (high - low))
-            found: dict[str, Any] = {}
-            for name in OPTIMIZER_NAMES:
+            fitting = [c for c in every if c.memory <= budget]  # exhaustive's choice: least (cpu, memory)
+            found: dict[str, Any] = {"exhaustive": min(fitting, key=lambda c: (c.cpu, c.memory), default=None)}
+            spent["exhaustive"][i].append(exhaustive_s)
+            for name in ("branch-and-bound", "greedy"):
                 started = time.perf_counter()
                 found[name] = OPTIMIZERS[name](paths, budget, size)
                 spent[name][i].append(time.perf_counter() - started)
