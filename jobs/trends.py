@@ -287,7 +287,7 @@ def graph_svg(planning: Any, id_column: str | None) -> str:
              + ("no plan fits the budget" if plan is None else
                 f"{plan.algorithm.upper()}" + (f", {len(cuts) + 1} graphlets, {len(crossing)} cut edges" if cuts else "")))
     parts.append(f'<text x="10" y="22" font-weight="bold">{html.escape(title)}</text>')
-    width = max(width, 20 + 7.5 * len(title))
+    width = max(width, 20 + 8.5 * len(title))
     for i, g in enumerate(graphlets(planning, cuts) if n else []):
         x0 = left + dx * paths.group[g["first"]] - dx / 2
         x1 = left + dx * paths.group[g["last"]] + dx / 2
