@@ -88,7 +88,7 @@ def add_options(p: Any) -> None:
     p.add_argument("--rate", type=int, help="events per second (mean of a layer)")
     p.add_argument("--compat", type=int, help="events each event is compatible with (of the previous second)")
     p.add_argument("--budget", type=byte_size, help="the memory budget of H-CET (bytes, or 512K, 4M, ...)")
-    p.add_argument("--graphs", type=int, help="random small graphs per budget of the partitioning figures")
+    p.add_argument("--graphs", type=int, help="random small graphs of the partitioning figures (each at every budget)")
 
 
 def stream(seconds: int, rate: int, compat: int, seed: int) -> list[Any]:
