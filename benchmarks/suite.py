@@ -50,6 +50,7 @@ EXPERIMENTS: dict[str, str] = {
     "stats": "benchmarks.experiments.stats",
     "calibrate_sequence": "benchmarks.experiments.calibrate_sequence",
     "calibrate_graph": "benchmarks.experiments.calibrate_graph",
+    "cet": "benchmarks.experiments.cet",
     # measures one sharing kind's internals, so it lives outside the kind-free experiments
     "typed_sharing": "benchmarks.calibration.typed_sharing",
     "calibrate_panes": "benchmarks.calibration.panes",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-__all__ = ["explain_text", "measured_text", "template_svg"]
+__all__ = ["explain_text", "measured_text", "svg_document", "template_svg"]
 
 
 def explain_text(loaded: Any) -> str:
@@ -217,8 +217,18 @@ def template_svg(raw: dict[str, Any]) -> str:
     if not panels:
         panels.append(f'<text x="10" y="30">plan {html.escape(str(raw.get("plan_id")))}: nothing is shared</text>')
         y0 = 50
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y0 + 10}" '
-            'font-family="sans-serif" font-size="13">\n<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" '
-            'refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-            'fill="#555"/></marker></defs>\n')
-    return head + "\n".join(panels) + "\n</svg>\n"
+    return svg_document(width, y0 + 10, panels)
+
+
+def svg_document(width: float, height: float, parts: list[str], markers: dict[str, str] | None = None) -> str:
+    """An SVG document of ``parts`` (SVG elements), with an arrow head marker ``arrow`` (grey)
+    and one per ``markers`` entry (id -> colour) for ``marker-end``: the writer of every
+    picture the CLI draws (``explain --svg``, ``trends --svg``)."""
+    heads = "".join(
+        f'<marker id="{html.escape(mid)}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+        f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{html.escape(colour)}"/></marker>'
+        for mid, colour in {"arrow": "#555", **(markers or {})}.items()
+    )
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+            f'font-family="sans-serif" font-size="13">\n<defs>{heads}</defs>\n')
+    return head + "\n".join(parts) + "\n</svg>\n"

@@ -14,7 +14,8 @@ from typing import Any
 
 from trendlake.jobs.errors import BadInputError
 
-__all__ = ["ROW", "Request", "Window", "drill_file", "list_windows", "trend_row"]
+__all__ = ["MAX_SVG_EDGES", "MAX_SVG_VERTICES", "ROW", "Request", "Window", "drill_file", "explain_document",
+           "explain_lines", "graph_svg", "list_windows", "plan_file", "trend_row"]
 
 ROW = "__row__"  # the 1-based data row of each event in its file (its id without --id)
 
@@ -107,9 +108,16 @@ def _windows(q: Any, counts: dict[Any, int], wanted: dict[str, str]) -> list[Win
 
 
 def drill_file(req: Request) -> Any:
-    """The ``engine.trends.Drill`` of the window starting at ``req.window_start``."""
+    """The ``engine.trends.Drill`` of the window starting at ``req.window_start``; a window over
+    the budget raises ``TrendsRefused``."""
+    return plan_file(req).drill()
+
+
+def plan_file(req: Request) -> Any:
+    """The ``engine.trends.Planning`` of the window starting at ``req.window_start`` (its graph
+    and chosen plan, refused or not)."""
     from trendlake.engine.timeline import format_ts, parse_ts
-    from trendlake.engine.trends import drill, window_counts
+    from trendlake.engine.trends import plan, window_counts
 
     q, events = _load(req)
     wanted = _group_filter(q, req.group)
@@ -132,8 +140,8 @@ def drill_file(req: Request) -> Any:
     if not any(w.start == start for w in windows):
         raise BadInputError(f"the window of query {q.name} starting {format_ts(start)} has no trend in "
                             f"the group {wanted} (without --window-start the windows with trends are listed)")
-    return drill(q, events, group, k, complete=req.complete, algorithm=req.algorithm, memory=req.memory,
-                 limit=req.limit, optimizer=req.optimizer)
+    return plan(q, events, group, k, complete=req.complete, algorithm=req.algorithm, memory=req.memory,
+                limit=req.limit, optimizer=req.optimizer)
 
 
 def trend_row(d: Any, number: int, trend: Any, id_column: str | None) -> dict[str, Any]:
@@ -149,3 +157,167 @@ def trend_row(d: Any, number: int, trend: Any, id_column: str | None) -> dict[st
         for e, var in trend
     ]
     return row
+
+
+def _event_id(e: Any, id_column: str | None) -> Any:
+    return e.attrs.get(id_column) if id_column else e.attrs[ROW]
+
+
+def _vertex(planning: Any, v: int, id_column: str | None) -> dict[str, Any]:
+    from trendlake.engine.timeline import format_ts
+
+    e, var = planning.graph.vertices[v]
+    return {"id": _event_id(e, id_column), "type": e.type, "variable": var, "ts": format_ts(e.ts)}
+
+
+def explain_document(planning: Any, id_column: str | None) -> dict[str, Any]:
+    """``engine.trends.explain.explain`` with vertices named as events (id, type, variable,
+    time) and the window's bounds as times: what ``trends --explain --format json`` prints."""
+    from trendlake.engine.timeline import format_ts
+    from trendlake.engine.trends.explain import explain
+
+    doc = explain(planning)
+    doc["group"] = dict(zip(planning.query.group_by, planning.group, strict=True))
+    doc["window"] = [format_ts(t) for t in planning.window]
+    if doc["chosen"] is not None:
+        for g in doc["chosen"]["graphlet_list"]:
+            g["first"], g["last"] = _vertex(planning, g["first"], id_column), _vertex(planning, g["last"], id_column)
+    for entry in [doc["chosen"], *doc["alternatives"]]:
+        if entry is not None:  # a cut after time stamp c falls after the last event at c
+            entry["cuts_after"] = [_vertex(planning, _last_of_group(planning, c), id_column) for c in entry["cuts"]]
+    return doc
+
+
+def _last_of_group(planning: Any, c: int) -> int:
+    """The last vertex of time stamp group ``c`` (a cut after ``c`` falls after it)."""
+    import bisect
+
+    return bisect.bisect_right(planning.paths.group, c) - 1
+
+
+def explain_lines(doc: dict[str, Any]) -> list[str]:
+    """``explain_document`` in words (``trends --explain --format table``)."""
+    group = ", ".join(f"{k}={v}" for k, v in doc["group"].items()) or "no GROUP-BY"
+    g = doc["graph"]
+    kind = "complete trends" if doc["complete"] else "trends"
+    budget = "none" if doc["budget"] is None else f"{doc['budget']} bytes"
+    lines = [
+        f"query {doc['query']}, {group}, window [{doc['window'][0]}, {doc['window'][1]})",
+        f"  {doc['count']} {kind} (COUNT(*) {doc['count_all']}); CET graph: {g['vertices']} vertices, "
+        f"{g['edges']} edges ({g['edges_of_the_trends']} on the {kind}), {g['time_stamps']} time stamps, "
+        f"{g['bytes']} bytes",
+        f"  memory budget {budget}: kept trends {doc['kept_trends_bytes']} bytes, left to the algorithm "
+        + ("unlimited" if doc["room"] is None else f"{doc['room']} bytes"),
+        f"  --algorithm {doc['algorithm']}, --optimizer {doc['optimizer']}",
+    ]
+    c = doc["chosen"]
+    if c is None:
+        lines.append("chosen: none (no plan fits the budget)")
+    else:
+        state = "" if c["fits"] else " -- does not fit the budget"
+        edges = f", {c['cut_edges']} cut edges" if c["cuts"] else ""
+        lines.append(f"chosen: {_plan_name(c)}{edges}: estimated CPU {c['cpu']}, memory {c['memory']} bytes "
+                     f"({c['memory_with_kept_trends']} with the kept trends){state}")
+        for i, p in enumerate(c["graphlet_list"], start=1):
+            lines.append(f"  graphlet {i}: events {p['first']['id']} ({p['first']['ts']}) .. {p['last']['id']} "
+                         f"({p['last']['ts']}): {p['vertices']} vertices, {p['edges']} edges inside, "
+                         f"{p['cut_edges']} cut edges out")
+    lines.append("alternatives:")
+    for a in doc["alternatives"]:
+        tag = f" [{a['label']}]" if a.get("label") else " [costed by the optimizer]" if a["source"] == "optimizer" else ""
+        lines.append(f"  {_plan_name(a)}{tag}: CPU {a['cpu']}, memory {a['memory']} bytes -- {a['why']}")
+    if doc["optimizer_evaluated"]:
+        more = f", {doc['alternatives_not_shown']} not shown" if doc["alternatives_not_shown"] else ""
+        lines.append(f"the optimizer ({doc['optimizer']}) costed {doc['optimizer_evaluated']} plans: "
+                     f"{doc['optimizer_fitting']} fit, {doc['optimizer_over_budget']} over the budget{more}")
+    if doc["refused"]:
+        lines.append(f"refused: {doc['refused']}")
+    return lines
+
+
+def _plan_name(c: dict[str, Any]) -> str:
+    if c["algorithm"] != "h-cet":
+        return c["algorithm"].upper()
+    if not c["cuts"]:
+        return "H-CET, 1 graphlet (no cut)"
+    after = ", ".join(f"{v['id']} ({v['ts']})" for v in c["cuts_after"])
+    return f"H-CET, {c['graphlets']} graphlets, cuts after events {after}"
+
+
+MAX_SVG_VERTICES = 2000
+MAX_SVG_EDGES = 20000
+
+
+def graph_svg(planning: Any, id_column: str | None) -> str:
+    """The window's CET graph (the edges of the trends listed) as SVG: vertices by time stamp
+    (x) and variable (y), START ones with a thick border, END ones filled darker; the chosen
+    plan's graphlets as shaded bands and its cut edges red. A graph over ``MAX_SVG_VERTICES``
+    vertices or ``MAX_SVG_EDGES`` edges is refused (``BadInputError``)."""
+    import html
+
+    from trendlake.engine.timeline import format_ts
+    from trendlake.engine.trends.explain import cut_edges, graphlets
+    from trendlake.jobs.explain import svg_document
+
+    paths, graph = planning.paths, planning.graph
+    n, m = len(paths), paths.edges
+    if n > MAX_SVG_VERTICES or m > MAX_SVG_EDGES:
+        raise BadInputError(f"--svg: the window's CET graph has {n} vertices and {m} edges; at most "
+                            f"{MAX_SVG_VERTICES} and {MAX_SVG_EDGES} are drawn (choose a narrower window)")
+    q = planning.query
+    variables = list(q.positive)
+    row_of = {var: i for i, var in enumerate(variables)}
+    dx, dy, left, top = 70, 70, 150, 70
+    # vertices at the same time stamp and variable (several partitions) are stacked in their cell
+    stack: dict[tuple[int, str], int] = {}
+    pos = []
+    for v, (_, var) in enumerate(graph.vertices):
+        cell = (paths.group[v], var)
+        j = stack.get(cell, 0)
+        stack[cell] = j + 1
+        pos.append((left + dx * paths.group[v] + 12 * j, top + dy * row_of[var] + 12 * j))
+    width = left + dx * max(paths.groups, 1) + 60
+    height = top + dy * len(variables) + 40
+    plan = planning.plan
+    cuts = plan.cuts if plan is not None and plan.algorithm == "h-cet" else ()
+    crossing = set(cut_edges(planning, cuts))
+    parts = []
+    title = (f"query {q.name}, group {', '.join(map(str, planning.group)) or '()'}, window "
+             f"[{format_ts(planning.window[0])}, {format_ts(planning.window[1])}): {n} vertices, {m} edges, "
+             + ("no plan fits the budget" if plan is None else
+                f"{plan.algorithm.upper()}" + (f", {len(cuts) + 1} graphlets, {len(crossing)} cut edges" if cuts else "")))
+    parts.append(f'<text x="10" y="22" font-weight="bold">{html.escape(title)}</text>')
+    width = max(width, 20 + 8.5 * len(title))
+    for i, g in enumerate(graphlets(planning, cuts) if n else []):
+        x0 = left + dx * paths.group[g["first"]] - dx / 2
+        x1 = left + dx * paths.group[g["last"]] + dx / 2
+        fill = "#e8f0fb" if i % 2 == 0 else "#fbf1e1"
+        parts.append(f'<g class="graphlet"><rect x="{x0:.1f}" y="{top - 35}" width="{x1 - x0:.1f}" '
+                     f'height="{height - top + 5}" fill="{fill}"/><text x="{x0 + 4:.1f}" y="{top - 20}" '
+                     f'font-size="11" fill="#555">graphlet {i + 1} ({g["vertices"]} vertices)</text></g>')
+    for var, r in row_of.items():
+        parts.append(f'<text x="10" y="{top + dy * r + 4}" font-size="12">{html.escape(var)}</text>')
+    for v, ws in enumerate(paths.succ):
+        for w in ws:
+            (x1, y1), (x2, y2) = pos[v], pos[w]
+            cut = (v, w) in crossing
+            cls, colour, mark, sw = ("cut-edge", "#c0392b", "cut", 2.2) if cut else ("edge", "#777", "arrow", 1)
+            skip = paths.group[w] - paths.group[v]
+            bend = -12 - 6 * min(skip, 6) if y1 == y2 and skip > 1 else 0  # arcs over the row's vertices
+            mx, my = (x1 + x2) / 2, (y1 + y2) / 2 + bend
+            parts.append(f'<path class="{cls}" d="M{x1:.1f},{y1:.1f} Q{mx:.1f},{my:.1f} {x2 - 9:.1f},{y2:.1f}" '
+                         f'fill="none" stroke="{colour}" stroke-width="{sw}" marker-end="url(#{mark})"/>')
+    for v, (e, var) in enumerate(graph.vertices):
+        x, y = pos[v]
+        label = str(_event_id(e, id_column))
+        fill = "#9ab8e0" if paths.last[v] or paths.first1[v] else "#ffffff"
+        sw = 2.5 if paths.first[v] or paths.first1[v] else 1
+        tip = f"{label}: {e.type} as {var} at {format_ts(e.ts)}"
+        parts.append(f'<g class="vertex"><title>{html.escape(tip)}</title><circle cx="{x:.1f}" cy="{y:.1f}" r="9" '
+                     f'fill="{fill}" stroke="#234" stroke-width="{sw}"/><text x="{x:.1f}" y="{y + 24:.1f}" '
+                     f'font-size="10" text-anchor="middle">{html.escape(label)}</text></g>')
+    for gi in range(0, paths.groups, max(2, paths.groups // 12)):  # a time label every few time stamps
+        ts = graph.vertices[paths.group.index(gi)][0].ts
+        parts.append(f'<text x="{left + dx * gi}" y="{height - 8}" font-size="9" text-anchor="middle" '
+                     f'fill="#555">{html.escape(format_ts(ts))}</text>')
+    return svg_document(width, height, parts, markers={"cut": "#c0392b"})

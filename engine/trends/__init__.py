@@ -34,6 +34,7 @@ __all__ = [
     "Cost",
     "Drill",
     "Paths",
+    "Planning",
     "TrendsRefused",
     "Unsupported",
     "build_graph",
@@ -41,6 +42,7 @@ __all__ = [
     "group_partitions",
     "h_cet",
     "m_cet",
+    "plan",
     "run",
     "t_cet",
     "valid_cuts",
@@ -116,7 +118,53 @@ class Drill:
             yield tuple(vertices[v] for v in path)
 
 
-def drill(
+@dataclass
+class Planning:
+    """One (group, window) planned: its graph, counts, the bytes of the trends the caller keeps
+    (``held``), the chosen plan (None: nothing fits) and, when the optimizer ran, every plan
+    it costed (``evaluated``). ``refusal`` is the ``TrendsRefused`` message when the plan does
+    not fit ``memory``; :meth:`drill` raises it, :func:`~trendlake.engine.trends.explain.explain`
+    says why."""
+
+    query: CompiledQuery
+    group: tuple[Any, ...]
+    k: int
+    graph: CETGraph
+    paths: Paths
+    complete: bool
+    count_all: int
+    count: int
+    held: int
+    memory: int | None
+    algorithm: str
+    optimizer: str
+    plan: Cost | None
+    evaluated: list[Cost] | None
+    limit: int | None
+    refusal: str | None
+
+    @property
+    def window(self) -> tuple[int, int]:
+        return self.graph.window
+
+    @property
+    def room(self) -> int | None:
+        """The bytes left to the algorithm after the kept trends (None: no budget)."""
+        return None if self.memory is None else self.memory - self.held
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return len(self.graph.vertices), self.graph.edges
+
+    def drill(self) -> Drill:
+        """The drill of this plan; ``TrendsRefused`` when it does not fit the budget."""
+        if self.refusal is not None or self.plan is None:
+            raise TrendsRefused(self.refusal)
+        return Drill(self.query, self.group, self.k, self.graph, self.paths, self.complete, self.count_all,
+                     self.count, self.plan, self.limit)
+
+
+def plan(
     query: CompiledQuery,
     events: Sequence[Event],
     group: Sequence[Any],
@@ -128,10 +176,10 @@ def drill(
     limit: int | None = None,
     optimizer: str = "branch-and-bound",
     cuts: Sequence[int] | None = None,
-) -> Drill:
-    """Plan the construction of the trends of window ``k`` of ``group``: refuses
-    (``TrendsRefused``) when the graph, the chosen algorithm's state and the trends the
-    caller keeps (all, or ``limit``) need more than ``memory`` bytes."""
+) -> Planning:
+    """Build the graph of window ``k`` of ``group`` and choose how to construct its trends
+    (``drill``'s arguments); a window whose graph alone exceeds ``memory`` raises
+    ``TrendsRefused``, a plan that does not fit is returned with its ``refusal``."""
     if algorithm not in ALGORITHMS:
         raise Unsupported(f"unknown trend algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
     if optimizer not in OPTIMIZERS:
@@ -148,31 +196,57 @@ def drill(
     count_all = every.count()
     count = paths.count() if complete else count_all
     held = output_bytes(paths, limit)
-    plan = _choose(graph, paths, algorithm, optimizer, cuts, None if memory is None else memory - held)
-    if plan is None or (memory is not None and plan.memory + held > memory):
-        need = None if plan is None else plan.memory + held
-        raise TrendsRefused(_refusal(query, group, window, count_all, count if complete else None,
-                                     f"{need or 'more than ' + str(memory)} bytes needed, budget {memory} bytes"))
-    return Drill(query, group, k, graph, paths, complete, count_all, count, plan, limit)
+    evaluated: list[Cost] = []
+    chosen = _choose(graph, paths, algorithm, optimizer, cuts, None if memory is None else memory - held, evaluated)
+    refusal = None
+    if chosen is None or (memory is not None and chosen.memory + held > memory):
+        need = None if chosen is None else chosen.memory + held
+        refusal = _refusal(query, group, window, count_all, count if complete else None,
+                           f"{need or 'more than ' + str(memory)} bytes needed, budget {memory} bytes")
+    ran = algorithm in ("auto", "h-cet") and cuts is None
+    return Planning(query, group, k, graph, paths, complete, count_all, count, held, memory, algorithm, optimizer,
+                    chosen, evaluated if ran else None, limit, refusal)
+
+
+def drill(
+    query: CompiledQuery,
+    events: Sequence[Event],
+    group: Sequence[Any],
+    k: int,
+    *,
+    complete: bool = True,
+    algorithm: str = "auto",
+    memory: int | None = None,
+    limit: int | None = None,
+    optimizer: str = "branch-and-bound",
+    cuts: Sequence[int] | None = None,
+) -> Drill:
+    """Plan the construction of the trends of window ``k`` of ``group``: refuses
+    (``TrendsRefused``) when the graph, the chosen algorithm's state and the trends the
+    caller keeps (all, or ``limit``) need more than ``memory`` bytes."""
+    return plan(query, events, group, k, complete=complete, algorithm=algorithm, memory=memory, limit=limit,
+                optimizer=optimizer, cuts=cuts).drill()
 
 
 def _choose(
-    graph: CETGraph, paths: Paths, algorithm: str, optimizer: str, cuts: Sequence[int] | None, room: int | None
+    graph: CETGraph, paths: Paths, algorithm: str, optimizer: str, cuts: Sequence[int] | None, room: int | None,
+    evaluated: list[Cost] | None = None,
 ) -> Cost | None:
     """The plan: a named algorithm as asked, else H-CET under the optimizer's partitioning
-    within ``room`` bytes, else (``auto``) M-CET; None when nothing fits."""
+    within ``room`` bytes, else (``auto``) M-CET; None when nothing fits. The plans the
+    optimizer costs go to ``evaluated``."""
     size = (len(graph.vertices), graph.edges)
     if algorithm in ("m-cet", "t-cet"):
         return cost(paths, algorithm, (), size)
     if cuts is not None:
         return cost(paths, "h-cet", cuts, size)
     budget = room if room is not None else float("inf")
-    found = OPTIMIZERS[optimizer](paths, budget, size) if budget >= 0 else None
+    found = OPTIMIZERS[optimizer](paths, budget, size, evaluated=evaluated) if budget >= 0 else None
     if found is None and algorithm == "auto":
         m = cost(paths, "m-cet", (), size)
         return m if m.memory <= budget else None
     if found is None and algorithm == "h-cet":
-        return OPTIMIZERS[optimizer](paths, float("inf"), size)  # refused by the caller's check
+        return OPTIMIZERS[optimizer](paths, float("inf"), size, evaluated=evaluated)  # refused by the caller's check
     return found
 
 

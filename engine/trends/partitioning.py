@@ -9,7 +9,8 @@ property for every graphlet, so the plans form Figure 6.2's lattice: a child
 adds one cut to its parent. *Atomic graphlets* lie between consecutive cuts.
 
 Optimizers (all return the plan of least CPU whose memory fits ``memory``
-bytes, or None when no plan of the space fits):
+bytes, or None when no plan of the space fits; given a list ``evaluated``, they
+append every plan they cost to it, for ``trendlake trends --explain``):
 
 * :func:`branch_and_bound` (Algorithm 5): binary level search on the memory of
   the balanced plan of each level, then node search over nearly balanced plans
@@ -162,23 +163,30 @@ def _level(paths: Paths, valid: Sequence[int], memory: int, plan_cost: Callable[
     return level
 
 
-def _coster(paths: Paths, graph: tuple[int, int] | None) -> Callable[[tuple[int, ...]], Cost]:
+def _coster(
+    paths: Paths, graph: tuple[int, int] | None, evaluated: list[Cost] | None = None
+) -> Callable[[tuple[int, ...]], Cost]:
+    """The cost of a plan, each plan costed once (and appended to ``evaluated`` when given)."""
     seen: dict[tuple[int, ...], Cost] = {}
 
     def plan_cost(cuts: tuple[int, ...]) -> Cost:
         if cuts not in seen:
             seen[cuts] = cost(paths, "h-cet", cuts, graph)
+            if evaluated is not None:
+                evaluated.append(seen[cuts])
         return seen[cuts]
 
     return plan_cost
 
 
 def branch_and_bound(
-    paths: Paths, memory: int, graph: tuple[int, int] | None = None, max_nodes: int = MAX_NODES
+    paths: Paths, memory: int, graph: tuple[int, int] | None = None, max_nodes: int = MAX_NODES,
+    *, evaluated: list[Cost] | None = None,
 ) -> Cost | None:
-    """Algorithm 5 (B&B): the cheapest plan found within ``memory`` bytes, or None."""
+    """Algorithm 5 (B&B): the cheapest plan found within ``memory`` bytes, or None. Every plan
+    it costs is appended to ``evaluated`` (when given)."""
     valid = valid_cuts(paths)
-    plan_cost = _coster(paths, graph)
+    plan_cost = _coster(paths, graph, evaluated)
     level = _level(paths, valid, memory, plan_cost)
     if level is None:
         return None
@@ -209,10 +217,12 @@ def branch_and_bound(
     return solution
 
 
-def greedy(paths: Paths, memory: int, graph: tuple[int, int] | None = None) -> Cost | None:
+def greedy(
+    paths: Paths, memory: int, graph: tuple[int, int] | None = None, *, evaluated: list[Cost] | None = None
+) -> Cost | None:
     """§7.2: the level search, then one balanced plan per level until one fits."""
     valid = valid_cuts(paths)
-    plan_cost = _coster(paths, graph)
+    plan_cost = _coster(paths, graph, evaluated)
     level = _level(paths, valid, memory, plan_cost)
     if level is None:
         return None
@@ -223,7 +233,9 @@ def greedy(paths: Paths, memory: int, graph: tuple[int, int] | None = None) -> C
     return None
 
 
-def exhaustive(paths: Paths, memory: int, graph: tuple[int, int] | None = None) -> Cost | None:
+def exhaustive(
+    paths: Paths, memory: int, graph: tuple[int, int] | None = None, *, evaluated: list[Cost] | None = None
+) -> Cost | None:
     """Every plan of the search space (at most 2^MAX_EXHAUSTIVE_CUTS): the cheapest that fits."""
     valid = valid_cuts(paths)
     if len(valid) > MAX_EXHAUSTIVE_CUTS:
@@ -233,6 +245,8 @@ def exhaustive(paths: Paths, memory: int, graph: tuple[int, int] | None = None) 
     for r in range(len(valid) + 1):
         for cuts in itertools.combinations(valid, r):
             c = cost(paths, "h-cet", cuts, graph)
+            if evaluated is not None:
+                evaluated.append(c)
             if c.memory <= memory and (best is None or (c.cpu, c.memory) < (best.cpu, best.memory)):
                 best = c
     return best

@@ -51,16 +51,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="H-CET's partitioning optimizer (default branch-and-bound)")
     p.add_argument("--id", dest="id_column", metavar="COLUMN", help="name events by this column (default: their row number)")
     p.add_argument("--format", choices=("json", "table"), default="json", help="output format (default: json lines)")
+    p.add_argument("--explain", action="store_true",
+                   help="print the chosen plan (cuts, graphlets, estimated CPU and memory) and why the other "
+                        "plans lost, instead of the trends (json: one document; table: words)")
+    p.add_argument("--svg", type=Path, metavar="F", help="write the window's CET graph (graphlets, cut edges) to F")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from trendlake.engine.timeline import format_ts
+    from trendlake.jobs.errors import BadInputError
     from trendlake.jobs.evaluate import json_value
-    from trendlake.jobs.trends import Request, drill_file, list_windows, trend_row
+    from trendlake.jobs.trends import (
+        Request,
+        explain_document,
+        explain_lines,
+        graph_svg,
+        list_windows,
+        plan_file,
+        trend_row,
+    )
 
     req = Request(args.workload, args.query, args.events, args.stream, tuple(args.group), args.window_start,
                   not args.all, args.limit, args.memory, args.algorithm, args.optimizer, args.id_column)
+    if args.window_start is None and (args.explain or args.svg is not None):
+        raise BadInputError(f"{'--explain' if args.explain else '--svg'} needs one window: give --window-start "
+                            "(and --group); without it the windows are listed")
+    if args.svg is not None and not args.svg.parent.is_dir():
+        raise BadInputError(f"--svg {args.svg}: folder {args.svg.parent} does not exist")
     if args.window_start is None:
         windows = list_windows(req)
         for w in windows:
@@ -72,7 +90,18 @@ def run(args: argparse.Namespace) -> int:
                 print("  ".join(f"{k}={v}" for k, v in row.items()))
         print(f"{len(windows)} windows with trends", file=sys.stderr)
         return 0
-    d = drill_file(req)
+    planning = plan_file(req)
+    if args.svg is not None:
+        args.svg.write_text(graph_svg(planning, args.id_column))
+        print(f"wrote {args.svg}", file=sys.stderr)
+    if args.explain:
+        doc = explain_document(planning, args.id_column)
+        if args.format == "json":
+            print(json.dumps(doc, default=str))
+        else:
+            print("\n".join(explain_lines(doc)))
+        return 0
+    d = planning.drill()
     n = 0
     for n, trend in enumerate(d.trends(), start=1):
         row = trend_row(d, n, trend, args.id_column)

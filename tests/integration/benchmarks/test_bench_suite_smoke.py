@@ -214,3 +214,19 @@ def test_a_point_interleaves_its_repeats_and_names_the_plans_it_ran() -> None:
     assert points["hamlet-dynamic"]["plan_planner"] == "hamlet" and points["hamlet-dynamic"]["plan_groups"] == []
     assert points["auto"]["plan_planner"] != "auto" and points["auto"]["same_plan_as"] == "hamlet-dynamic"
     assert rec.checks == 2 and not rec.disagreements
+
+
+def test_cet_holds_the_memory_limit_and_partitions(out_dir: Path) -> None:
+    """Every H-CET run stayed within its budget (tracemalloc peak), the budget made it cut the
+    larger graphs, and no optimizer's plan beat exhaustive search or broke the budget."""
+    data = smoke("cet", out_dir)
+    limit = data["memory_limit"]
+    assert limit["runs"] == len(data["figures"][0]["x"]) and limit["held"] == limit["runs"], limit["violations"]
+    assert all(r["peak_bytes"] <= r["budget"] for r in limit["per_run"])
+    assert any(r["algorithm"] == "h-cet" and r["cuts"] > 0 for r in limit["per_run"]), "the budget never bound"
+    detect = [p for p in data["points"] if p["figure"] == "detect_cpu" and p["status"] == "ok"]
+    assert {p["strategy"] for p in detect} == {"m-cet", "t-cet", "h-cet"}
+    assert all(p["rows"] == p["complete_trends"] > 0 for p in detect)
+    quality = next(f for f in data["figures"] if f["id"] == "partition_quality")
+    assert quality["series"]["exhaustive"] == [1.0] * len(quality["x"])
+    assert all(v is None or v >= 1.0 for name in ("branch-and-bound", "greedy") for v in quality["series"][name])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from trendlake.jobs.cli import EXIT_BAD_INPUT, main
@@ -99,3 +100,130 @@ def test_refusals_are_one_line(files, capsys) -> None:
         err = capsys.readouterr().err
         assert code == EXIT_BAD_INPUT, argv
         assert len(err.strip().splitlines()) == 1 and words in err, err
+
+
+FIGURE_5_2 = Path(__file__).resolve().parents[2] / "fixtures" / "trends" / "figure_5_2"
+
+
+def figure_5_2() -> tuple[list[str], Any, dict]:
+    """The CLI arguments of Figure 5.2(c)'s window, its planning by the library, the fixture's facts."""
+    from trendlake.engine.events import read_events
+    from trendlake.engine.trends import plan
+
+    from trendlake import engine, optimizer
+
+    text = (FIGURE_5_2 / "workload.etq").read_text()
+    q = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text))).queries["q"]
+    planning = plan(q, read_events(FIGURE_5_2 / "events.csv"), (), 0)
+    argv = [str(FIGURE_5_2 / "workload.etq"), "--query", "q", "--events", str(FIGURE_5_2 / "events.csv"),
+            "--window-start", "0", "--id", "id"]
+    return argv, planning, json.loads((FIGURE_5_2 / "expected.json").read_text())
+
+
+def test_explain_agrees_with_the_cost_model(capsys) -> None:
+    """Example 5.2 / Figure 5.2(c) under a budget T-CET's cache (H-CET without cut) exceeds:
+    the printed choice is the cheapest plan that fits by the cost model, computed here over
+    every valid partitioning; every alternative's figures are the model's and its reason
+    matches them."""
+    import itertools
+
+    from trendlake.engine.trends.cost import cost, output_bytes
+    from trendlake.engine.trends.partitioning import valid_cuts
+
+    argv, planning, want = figure_5_2()
+    paths, size = planning.paths, planning.size
+    held = output_bytes(paths)
+    budget = held + cost(paths, "h-cet", (), size).memory - 1
+    plans = [cost(paths, "h-cet", cuts, size) for r in range(len(valid_cuts(paths)) + 1)
+             for cuts in itertools.combinations(valid_cuts(paths), r)]
+    best = min((c for c in plans if c.memory + held <= budget), key=lambda c: (c.cpu, c.memory))
+    code = main(["trends", *argv, "--explain", "--memory", str(budget)])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["refused"] is None
+    chosen = doc["chosen"]
+    assert (chosen["algorithm"], tuple(chosen["cuts"])) == ("h-cet", best.cuts)
+    assert (chosen["cpu"], chosen["memory"]) == (best.cpu, best.memory)
+    assert chosen["memory_with_kept_trends"] == best.memory + held <= budget == doc["budget"]
+    # the fixture's figures: the cut after c4, two graphlets of 4 vertices and 3 edges, 4 cut edges
+    assert [v["id"] for v in chosen["cuts_after"]] == want["graphlets"]["cut_after"]
+    assert [[g["vertices"], g["edges"]] for g in chosen["graphlet_list"]] == want["graphlets"]["sizes"]
+    assert chosen["cut_edges"] == want["graphlets"]["cut_edges"]
+    assert [(g["first"]["id"], g["last"]["id"]) for g in chosen["graphlet_list"]] == [("c1", "c4"), ("c5", "c8")]
+    named = {a["algorithm"] for a in doc["alternatives"] if a["source"] == "algorithm"}
+    assert named == {"m-cet", "t-cet"}  # H-CET under the optimizer's partitioning is the chosen plan
+    assert doc["optimizer_evaluated"] == doc["optimizer_fitting"] + doc["optimizer_over_budget"] >= 2
+    for a in doc["alternatives"]:
+        c = cost(paths, a["algorithm"], tuple(a["cuts"]), size)
+        assert (a["cpu"], a["memory"]) == (c.cpu, c.memory), a
+        assert a["fits"] == (c.memory + held <= budget), a
+        if not a["fits"]:
+            assert a["why"].startswith("over the memory budget"), a
+        elif a["algorithm"] == "h-cet" or c.cpu > best.cpu:
+            assert c.cpu >= best.cpu and a["why"].startswith(("dearer", "as much CPU", "as cheap")), a
+    assert any(not a["fits"] for a in doc["alternatives"]), "H-CET without cut was costed and is over the budget"
+    code = main(["trends", *argv, "--explain", "--memory", str(budget), "--format", "table"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert f"chosen: H-CET, 2 graphlets, cuts after events c4 (1970-01-01T00:00:04Z), {want['graphlets']['cut_edges']} " \
+           f"cut edges: estimated CPU {best.cpu}, memory {best.memory} bytes" in text
+    # the trends themselves follow the explained plan
+    code = main(["trends", *argv, "--memory", str(budget)])
+    assert code == 0 and len(capsys.readouterr().out.splitlines()) == len(want["complete"])
+
+
+def test_explain_says_why_a_window_is_refused(files, capsys) -> None:
+    w, e = files
+    argv = [w, "--query", "kites", "--events", e, "--group", "district=n", "--window-start", "0"]
+    code = main(["trends", *argv, "--explain", "--memory", "1000"])
+    assert code == EXIT_BAD_INPUT  # the graph alone is over the budget: nothing to explain
+    assert "8 trends, the aggregation's COUNT(*)" in capsys.readouterr().err
+    argv2, planning, _ = figure_5_2()
+    from trendlake.engine.trends.cost import cost
+
+    graph_only = planning.graph.bytes() + 1  # the graph fits, no algorithm does
+    code = main(["trends", *argv2, "--explain", "--memory", str(graph_only)])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["chosen"] is None and "do not fit the memory budget" in doc["refused"]
+    assert all(not a["fits"] and a["why"].startswith("over the memory budget") for a in doc["alternatives"])
+    m = next(a for a in doc["alternatives"] if a["algorithm"] == "m-cet")
+    assert m["memory"] == cost(planning.paths, "m-cet", (), planning.size).memory
+    code = main(["trends", *argv2, "--memory", str(graph_only)])
+    assert code == EXIT_BAD_INPUT and "do not fit the memory budget" in capsys.readouterr().err
+    code = main(["trends", *argv2[:5], "--explain"])
+    assert code == EXIT_BAD_INPUT and "--explain needs one window" in capsys.readouterr().err
+
+
+def test_svg_draws_the_window_graph(tmp_path: Path, capsys) -> None:
+    """One vertex per event of the window, every edge of the complete trends, the cut edges of
+    the chosen partitioning marked, one band per graphlet."""
+    from xml.dom import minidom
+
+    from trendlake.engine.trends.cost import cost, output_bytes
+    from trendlake.engine.trends.h_cet import graphlet_of
+
+    argv, planning, want = figure_5_2()
+    budget = output_bytes(planning.paths) + cost(planning.paths, "h-cet", (), planning.size).memory - 1
+    out = tmp_path / "g.svg"
+    code = main(["trends", *argv, "--memory", str(budget), "--svg", str(out)])
+    rows = capsys.readouterr().out.splitlines()
+    assert code == 0 and len(rows) == len(want["complete"])  # the trends are printed too
+    dom = minidom.parse(str(out))
+
+    def of_class(name: str) -> list:
+        return [e for e in dom.getElementsByTagName("g") + dom.getElementsByTagName("path")
+                if e.getAttribute("class") == name]
+
+    events = (FIGURE_5_2 / "events.csv").read_text().splitlines()[1:]
+    vertices = of_class("vertex")
+    assert len(vertices) == len(events) == want["vertices"]
+    titles = [v.getElementsByTagName("title")[0].firstChild.data for v in vertices]
+    assert [t.split(":")[0] for t in titles] == [line.split(",")[0] for line in events]
+    cut = of_class("cut-edge")
+    assert len(cut) + len(of_class("edge")) == want["edges"]
+    gl = graphlet_of(planning.paths, (planning.paths.group[[v for v, _ in enumerate(events) if events[v].startswith("c4,")][0]],))
+    crossing = sum(1 for v, ws in enumerate(planning.paths.succ) for w in ws if gl[v] != gl[w])
+    assert len(cut) == crossing == want["graphlets"]["cut_edges"]
+    assert all(e.getAttribute("marker-end") == "url(#cut)" for e in cut)
+    assert len(of_class("graphlet")) == 2
+    code = main(["trends", *argv, "--svg", str(tmp_path / "nope" / "g.svg")])
+    assert code == EXIT_BAD_INPUT and "does not exist" in capsys.readouterr().err

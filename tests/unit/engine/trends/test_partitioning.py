@@ -133,3 +133,21 @@ def test_branch_and_bound_is_optimal_on_homogeneous_graphs(x: int, layers: int) 
         plans.add(found.cuts)
     assert len(plans) >= 3  # the budgets reach the top, the bottom and a level between
     assert greedy(p, bottom.memory - 1) is None and branch_and_bound(p, bottom.memory - 1) is None
+
+
+def test_optimizers_report_the_plans_they_cost() -> None:
+    """``evaluated`` holds every plan an optimizer costed, the returned one among them, each
+    with the cost model's figures; exhaustive search costs every subset of the valid cuts."""
+    p = layered(2, 8)
+    top, bottom = cost(p, "h-cet", ()), cost(p, "h-cet", valid_cuts(p))
+    budget = (top.memory + bottom.memory) // 2
+    for optimizer_fn in (branch_and_bound, greedy, exhaustive):
+        evaluated: list[Any] = []
+        found = optimizer_fn(p, budget, evaluated=evaluated)
+        assert found is not None and found in evaluated
+        assert len({c.cuts for c in evaluated}) == len(evaluated)  # each plan costed once
+        assert all(c == cost(p, "h-cet", c.cuts) for c in evaluated)
+        assert found.cpu == min(c.cpu for c in evaluated if c.memory <= budget) or optimizer_fn is greedy
+    evaluated = []
+    exhaustive(p, budget, evaluated=evaluated)
+    assert len(evaluated) == 2 ** len(valid_cuts(p))
