@@ -54,6 +54,7 @@ EXPERIMENTS: dict[str, str] = {
     # measures one sharing kind's internals, so it lives outside the kind-free experiments
     "typed_sharing": "benchmarks.calibration.typed_sharing",
     "calibrate_panes": "benchmarks.calibration.panes",
+    "calibrate_prefix": "benchmarks.calibration.prefix",
     "ingest": "benchmarks.experiments.ingest",
     "replay": "benchmarks.experiments.replay",
     "replay_shared": "benchmarks.experiments.replay_shared",

@@ -101,7 +101,8 @@ SUBSEQUENCE_STEP_COST = 6.1
 # calibrate_sequence.json: 16 sharon groups of the mixed, SEQ, e-commerce and traffic workloads
 # on 12,000 rides events) measured factors 0.86-7.4 and two of 55 and 75, median 3.4. Those
 # groups take milliseconds, where the per-window results in Python weigh more than the pass;
-# on 100,000 events, 8-32 funnels SEQ(B, C, D, E, X_i) measured 1.2-1.6.
+# on 100,000 events, 8-32 funnels SEQ(B, C, D, E, X_i) measured 0.95-1.19 (`python -m benchmarks
+# calibrate_prefix --size full`, benchmarks/results/full/calibrate_prefix.json).
 PREFIX_STEP_COST = 3.4
 # One unit of an event-grained graph run alone (an edge tried, or a vertex: GRETA, and COGRA's
 # event-grained variables), in steps of COGRA's compiled kernel: twin queries, each with and
