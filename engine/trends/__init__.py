@@ -208,24 +208,12 @@ def plan(
                     chosen, evaluated if ran else None, limit, refusal)
 
 
-def drill(
-    query: CompiledQuery,
-    events: Sequence[Event],
-    group: Sequence[Any],
-    k: int,
-    *,
-    complete: bool = True,
-    algorithm: str = "auto",
-    memory: int | None = None,
-    limit: int | None = None,
-    optimizer: str = "branch-and-bound",
-    cuts: Sequence[int] | None = None,
-) -> Drill:
-    """Plan the construction of the trends of window ``k`` of ``group``: refuses
-    (``TrendsRefused``) when the graph, the chosen algorithm's state and the trends the
-    caller keeps (all, or ``limit``) need more than ``memory`` bytes."""
-    return plan(query, events, group, k, complete=complete, algorithm=algorithm, memory=memory, limit=limit,
-                optimizer=optimizer, cuts=cuts).drill()
+def drill(query: CompiledQuery, events: Sequence[Event], group: Sequence[Any], k: int, **options: Any) -> Drill:
+    """Plan the construction of the trends of window ``k`` of ``group`` (``plan``'s keyword
+    options) and return the drill: refuses (``TrendsRefused``) when the graph, the chosen
+    algorithm's state and the trends the caller keeps (all, or ``limit``) need more than
+    ``memory`` bytes."""
+    return plan(query, events, group, k, **options).drill()
 
 
 def _choose(

@@ -11,7 +11,7 @@ optimizer (graph reduction and plan finder, optimal), ``sharon-greedy`` its GWMI
 
 Estimates: a group's ``estimated_cost`` is its queries' cost alone in steps
 (``optimizer.cost.alone_costs``) times what the engine's executor of the group saves. A group
-the prefix pass runs (``trie_share``: count queries of distinct types as one trie, every
+the prefix pass runs (``engine.shared.subsequence.prefix.trie_share``: count queries of distinct types as one trie, every
 common prefix counted once) is estimated at the trie's variables over its queries' variables
 times ``PREFIX_STEP_COST``; any other at Sharon's shared / non-shared ratio (its benefit
 model counts A-Seq's quadratic prefix counters) times ``SUBSEQUENCE_STEP_COST``, measured on
@@ -33,11 +33,11 @@ would run on the Python executor, hundreds of times slower than the estimate's s
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from trendlake.engine.shared.sequence.compiled import MAX_QUERIES
+from trendlake.engine.shared.subsequence.prefix import trie_share
 from trendlake.optimizer import sharon
 from trendlake.optimizer.candidates import Candidates, subsequence
 from trendlake.optimizer.candidates.kleene import counts_only
@@ -75,35 +75,6 @@ def _chunks(queries: list[str]) -> list[list[str]]:
     n = -(-len(queries) // MAX_QUERIES)
     size = -(-len(queries) // n)
     return [queries[i:i + size] for i in range(0, len(queries), size)]
-
-
-def trie_share(members: Sequence[Mapping[str, Any]]) -> float | None:
-    """The variables of the prefix pass's trie over the queries' variables (a common prefix,
-    the same types under the same local predicates, counted once), or None where the engine's
-    prefix pass does not take the queries (``engine.shared.subsequence.prefix.chain``): each a
-    type-grained fixed-length sequence of distinct types, without negation, counting its trends
-    only."""
-    nodes: set[tuple[Any, ...]] = set()
-    total = 0
-    for e in members:
-        variables = [v for v in e["variables"] if not v["negated"]]
-        template = e["template"]
-        chain = [(t["from"], t["to"]) for t in template["transitions"]]
-        names = [v["name"] for v in variables]
-        if (e["granularity"] != "type" or len(variables) != len(e["variables"])
-                or any(a["fn"] != "count_star" for a in e["aggregates"])
-                or template.get("start_negations") or template.get("end_negations")
-                or any(t["negations"] for t in template["transitions"])
-                or list(template["start"]) != names[:1] or list(template["end"]) != names[-1:]
-                or chain != list(zip(names, names[1:], strict=False))
-                or len({v["type"] for v in variables}) != len(variables)):
-            return None
-        path: tuple[Any, ...] = ()
-        for v in variables:
-            path += ((v["type"], json.dumps(e["local_predicates"].get(v["name"], []), sort_keys=True)),)
-            nodes.add(path)
-        total += len(variables)
-    return len(nodes) / total if total else None
 
 
 def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statistics: Any, search: str) -> list[dict[str, Any]]:

@@ -21,13 +21,14 @@ chosen sub-sequences wherever they start.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from trendlake.engine.layout import Layout
 from trendlake.engine.numbers import decode_counts
-from trendlake.engine.query import CompiledQuery
+from trendlake.engine.query import CompiledQuery, canonical_predicates
 from trendlake.engine.results import WindowResult
 from trendlake.engine.shared.base import GroupInput, GroupResults
 
@@ -36,7 +37,7 @@ try:  # optional: built where a C compiler is at hand (setup.py)
 except ImportError:  # pragma: no cover - an install without the extension
     _prefix = None
 
-__all__ = ["COMPILED", "MAX_VARIABLES", "Trie", "chain", "run", "tries"]
+__all__ = ["COMPILED", "MAX_VARIABLES", "Trie", "chain", "run", "trie_share", "tries"]
 
 COMPILED = True  # False: every subsequence group runs on the sequence executor
 MAX_VARIABLES = 64  # variables of one template the count pass takes
@@ -62,6 +63,36 @@ def chain(query: CompiledQuery) -> list[str] | None:
     return list(lay.vars)
 
 
+def trie_share(members: Sequence[Mapping[str, Any]]) -> float | None:
+    """From the plan's query entries (the planner's side of ``chain``): the variables of the
+    pass's trie over the queries' variables (a common prefix, the same types under the same
+    local predicates, counted once), or None where the pass does not take the queries: each a
+    type-grained fixed-length sequence of distinct types, without negation, counting its trends
+    only. The pass shares by the rows matched, so it may build fewer variables."""
+    nodes: set[tuple[Any, ...]] = set()
+    total = 0
+    for e in members:
+        variables = [v for v in e["variables"] if not v["negated"]]
+        template = e["template"]
+        chain = [(t["from"], t["to"]) for t in template["transitions"]]
+        names = [v["name"] for v in variables]
+        if (e["granularity"] != "type" or len(variables) != len(e["variables"])
+                or any(a["fn"] != "count_star" for a in e["aggregates"])
+                or template.get("start_negations") or template.get("end_negations")
+                or any(t["negations"] for t in template["transitions"])
+                or list(template["start"]) != names[:1] or list(template["end"]) != names[-1:]
+                or chain != list(zip(names, names[1:], strict=False))
+                or len({v["type"] for v in variables}) != len(variables)):
+            return None
+        path: tuple[Any, ...] = ()
+        for v in variables:
+            preds = canonical_predicates(e["local_predicates"].get(v["name"], []), {v["name"]: "_"})
+            path += ((v["type"], preds),)
+            nodes.add(path)
+        total += len(variables)
+    return len(nodes) / total if total else None
+
+
 @dataclass
 class Trie:
     """A template of trie variables: each one's parent (-1: a start), type and mask; the
@@ -77,11 +108,9 @@ class Trie:
     def add(self, query: CompiledQuery, variables: Sequence[str], masks: dict[str, np.ndarray]) -> None:
         """``query``'s variables as a path from a start, on the variables of its prefix that
         are already in the trie."""
-        node = -1
-        for v in variables:
-            t, m = query.variables[v].type, masks[v]
-            found = self._child(node, t, m)
-            node = found if found is not None else self._new(node, t, m)
+        node, at = self._known(query, variables, masks)
+        for v in variables[at:]:
+            node = self._new(node, query.variables[v].type, masks[v])
         if node not in self.ends:
             self.ends.append(node)
         self.end_of[query.name] = self.ends.index(node)
@@ -89,13 +118,19 @@ class Trie:
 
     def grown(self, query: CompiledQuery, variables: Sequence[str], masks: dict[str, np.ndarray]) -> int:
         """The variables ``add`` would create."""
-        node, new = -1, 0
-        for v in variables:
-            found = self._child(node, query.variables[v].type, masks[v]) if not new else None
+        return len(variables) - self._known(query, variables, masks)[1]
+
+    def _known(self, query: CompiledQuery, variables: Sequence[str],
+               masks: dict[str, np.ndarray]) -> tuple[int, int]:
+        """The deepest trie variable on ``query``'s path (-1: none) and how many of its
+        variables the path already holds."""
+        node = -1
+        for at, v in enumerate(variables):
+            found = self._child(node, query.variables[v].type, masks[v])
             if found is None:
-                new += 1
-            node = found if found is not None else -2
-        return new
+                return node, at
+            node = found
+        return node, len(variables)
 
     def _child(self, parent: int, t: str, m: np.ndarray) -> int | None:
         for i, (p, ti) in enumerate(zip(self.parent, self.types, strict=True)):
@@ -165,13 +200,16 @@ def run(data: GroupInput, stats: PrefixStats | None) -> GroupResults | None:
     if made is None:
         return None
     within, slide = int(queries[0].within), int(queries[0].slide)
+    ts = np.ascontiguousarray(data.ts, dtype=np.int64)
+    idx = np.ascontiguousarray(data.idx, dtype=np.int64)
+    starts = np.ascontiguousarray(data.starts, dtype=np.int64)
     results = []
     for trie in made:
         got = _prefix.run(
-            np.ascontiguousarray(data.ts, dtype=np.int64),
-            np.ascontiguousarray(data.idx, dtype=np.int64),
+            ts,
+            idx,
             tuple(np.ascontiguousarray(m, dtype=bool) for m in trie.masks),
-            np.ascontiguousarray(data.starts, dtype=np.int64),
+            starts,
             len(trie.parent),
             tuple(trie.rank()),
             (0,) * len(trie.parent),

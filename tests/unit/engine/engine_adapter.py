@@ -46,3 +46,20 @@ def window_results(
         columns[name] = pa.array(list(values) if not isinstance(values, np.ndarray) else values)
     partials = engine.evaluate_partials(plan_of(spec), pa.table(columns), strategy=strategy)
     return {k: r for (_, k), r in partials[spec["name"]].items()}
+
+
+def assert_planners_agree(text: str, rows: list[dict[str, Any]], planners: tuple[str, ...],
+                          statistics: dict[str, Any], label: Any) -> None:
+    """Each planner's plan of ``text`` under ``statistics`` is valid and gives, over ``rows``,
+    the rows of each query alone; ``label(planner, plan)`` names the hypothesis event."""
+    from hypothesis import event
+    from trendlake.engine.plan import load_plan
+    from trendlake.optimizer import build_plan, parse_workload, workload_hash
+
+    table = engine.table_from_rows(rows)
+    want = engine.evaluate(build_plan(parse_workload(text), planner="none"), table)
+    for planner in planners:
+        planned = build_plan(parse_workload(text), planner=planner, statistics=statistics)
+        load_plan(planned, workload_hash(text))
+        event(label(planner, planned))
+        assert same_rows(engine.evaluate(planned, table), want), (planner, text, rows)

@@ -26,7 +26,7 @@ from trendlake.optimizer.candidates import panes
 from trendlake.optimizer.plan import build_plan
 
 from tests.randomized import once
-from tests.unit.engine.engine_adapter import run_engine, same_rows
+from tests.unit.engine.engine_adapter import assert_planners_agree, run_engine, same_rows
 from tests.unit.engine.test_shared_sequence import streams
 from trendlake import engine
 
@@ -102,13 +102,9 @@ DENSE = {"pane_us": 1_000_000, "types": {"A": {"rate_mean": 2.0}, "B": {"rate_me
 @given(workloads(), streams((15, 60)))
 def test_the_planners_plans_equal_each_query_alone(text: str, rows: list[dict[str, Any]]) -> None:
     """One drawn case, every planner of the kind's plan against each query alone."""
-    table = engine.table_from_rows(rows)
-    want = engine.evaluate(_plan(text), table)
-    for planner in ("shared-panes", "weaveshare", "auto"):
-        planned = build_plan(parse_workload(text), planner=planner, statistics=DENSE)
-        load_plan(planned, workload_hash(text))
-        event(f"{planner} panes groups: {sum(g['kind'] == 'panes' for g in planned['sharing'])}")
-        assert same_rows(engine.evaluate(planned, table), want), (planner, text, rows)
+    assert_planners_agree(text, rows, ("shared-panes", "weaveshare", "auto"), DENSE,
+                          lambda planner, plan: f"{planner} panes groups: "
+                                                f"{sum(g['kind'] == 'panes' for g in plan['sharing'])}")
 
 
 @pytest.mark.parametrize("planner", ["shared-panes", "weaveshare", "auto"])

@@ -23,7 +23,7 @@ from trendlake.optimizer.errors import OptimizerError
 from trendlake.optimizer.plan import build_plan
 
 from tests.randomized import once
-from tests.unit.engine.engine_adapter import run_engine, same_rows
+from tests.unit.engine.engine_adapter import assert_planners_agree, run_engine, same_rows
 from tests.unit.engine.test_shared_sequence import streams
 from trendlake import engine
 
@@ -96,13 +96,8 @@ def test_shared_sub_sequences_equal_the_two_step_reference(text: str, rows: list
 @settings(max_examples=25, deadline=None)
 @given(workloads(), streams((15, 40)))
 def test_the_planners_plans_equal_each_query_alone(text: str, rows: list[dict[str, Any]]) -> None:
-    table = engine.table_from_rows(rows)
-    want = engine.evaluate(_plan(text), table)
-    for planner in ("sharon", "sharon-greedy", "auto"):
-        planned = build_plan(parse_workload(text), planner=planner, statistics=STATS)
-        load_plan(planned, workload_hash(text))
-        event(f"{planner}: {sorted(g['kind'] for g in planned['sharing'])}")
-        assert same_rows(engine.evaluate(planned, table), want), (planner, text, rows)
+    assert_planners_agree(text, rows, ("sharon", "sharon-greedy", "auto"), STATS,
+                          lambda planner, plan: f"{planner}: {sorted(g['kind'] for g in plan['sharing'])}")
 
 
 def test_the_sharon_planner_shares_a_common_prefix() -> None:
@@ -192,7 +187,7 @@ def test_the_prefix_pass_equals_each_query_alone(text: str, rows: list[dict[str,
     """Each group runs on the prefix pass, never the sequence executor, gives each query's rows
     alone, and (where every query met its rows) steps no more trie variables than the
     planner's estimate counts (it shares by predicate text, the pass by the rows matched)."""
-    from trendlake.optimizer.planners.sharon import trie_share
+    from trendlake.engine.shared.subsequence.prefix import trie_share
 
     plan = _plan(text)
     shared = _forced(plan, "sharon")
@@ -271,3 +266,18 @@ def test_a_prefix_is_shared_only_under_the_same_predicates() -> None:
     assert record["g0"].prefix.variables == 5 and record["g0"].windows == 0  # A, A(x > 2), B, B, C
     want = engine.evaluate(plan, table)
     assert {r["query"] for r in want} == {"q0", "q1", "q2"} and same_rows(got, want)
+
+
+def test_the_planner_s_trie_reads_predicates_whatever_the_variables_are_named() -> None:
+    """``SEQ(A, B) WHERE A.x > 2`` and ``SEQ(A a1, C) WHERE a1.x > 2`` begin alike: 3 trie
+    variables for 4; under another threshold they share nothing; a Kleene query is not the
+    pass's."""
+    from trendlake.engine.shared.subsequence.prefix import trie_share
+
+    def share(*queries: str) -> float | None:
+        text = "\n".join(f"QUERY q{i} RETURN COUNT(*) PATTERN {q} WITHIN 6 seconds;" for i, q in enumerate(queries))
+        return trie_share(_plan(text)["queries"])
+
+    assert share("SEQ(A, B) WHERE A.x > 2", "SEQ(A a1, C) WHERE a1.x > 2") == 3 / 4
+    assert share("SEQ(A, B) WHERE A.x > 2", "SEQ(A a1, C) WHERE a1.x > 3") == 1
+    assert share("SEQ(A, B)", "SEQ(A, B+)") is None
