@@ -485,10 +485,10 @@ def drill(
         log.info("drill %s: no windows to drill", query)
         return report
 
+    if not lake.exists(f"bronze/{stream}"):  # before a JVM starts: the error comes at once
+        raise DrillInputError(f"no bronze table for stream {stream!r} under {lake_root}; run ingest first")
     spark = spark or get_spark()
     bronze = lake.read_spark(spark, f"bronze/{stream}")
-    if bronze is None:
-        raise DrillInputError(f"no bronze table for stream {stream!r} under {lake_root}; run ingest first")
     frame = window_events(bronze, plan, spec, chosen)
     pairs = [(t.group, t.start) for t in chosen]
 

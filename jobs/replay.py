@@ -575,11 +575,11 @@ def replay(
     for q in plan["queries"]:  # every result table name, before anything runs or is written
         lakelib.check_name(q["name"], "query name")
     report = ReplayReport(compiled.plan_id, start_us, end_us)
-    spark = spark or get_spark()
     lake = lakelib.Lake(lake_root)
-    bronze = lake.read_spark(spark, f"bronze/{stream}")
-    if bronze is None:
+    if not lake.exists(f"bronze/{stream}"):  # before a JVM starts: the error comes at once
         raise ReplayInputError(f"no bronze table for stream {stream!r} under {lake_root}; run ingest first")
+    spark = spark or get_spark()
+    bronze = lake.read_spark(spark, f"bronze/{stream}")
     bronze_schema = lake.arrow_schema(f"bronze/{stream}")
     lo, hi = needed_range(list(compiled.queries.values()), start_us, end_us)
     generic = None

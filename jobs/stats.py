@@ -194,10 +194,10 @@ def run_stats(
         raise BadInputError(f"empty stats range: end must be after start ({start} .. {end})")
     spec = make_spec(schema, workload_path, pane_seconds, group_by)
     lake = Lake(lake_root)
+    if not lake.exists(lake.bronze(name)):  # before a JVM starts: the error comes at once
+        raise FileNotFoundError(f"no bronze table for stream {name!r} under {lake_root}; run ingest first")
     spark = spark or get_spark()
     bronze = lake.read_spark(spark, lake.bronze(name))
-    if bronze is None:
-        raise FileNotFoundError(f"no bronze table for stream {name!r} under {lake_root}; run ingest first")
     first, last = utc(start_us).date(), utc(end_us - 1).date()
     bronze = bronze.where((F.col("event_date") >= F.lit(first)) & (F.col("event_date") <= F.lit(last)))
     rows = build_rows(spec, spark_aggregates(bronze, spec, start_us, end_us))
