@@ -10,7 +10,9 @@ on the same executors). This measures, on the GLORIA experiment's stream, for
 every group ``gloria`` forms on the mixed workload and ``sharon`` forms on the
 mixed, the SEQ, the e-commerce and the traffic workloads (``SHAPES``): the engine seconds of the group
 (``engine.evaluate(..., timings=)``) over the seconds of its queries each alone
-(COGRA), divided by the planner's ratio: the factor the constant should be. Side by side in one process on the same events
+(COGRA), divided by the planner's ratio: the factor the constant should be; the
+executor is the one the group's record names (``shared_stats``), and a group whose
+estimate used another executor's constant stops the run. Side by side in one process on the same events
 (the GLORIA experiment's ``--size small`` stream at every size; workloads by
 size: 28 queries (smoke), 28,42 (small), 28,42,84,120 (full)).
 
@@ -52,9 +54,12 @@ SHAPE_OPTIONS: dict[str, dict[str, Any]] = {
     "sharon-ecommerce": {},
     "sharon-traffic": {},
 }
-# the executor a group ran on, by the step cost its planner estimated it with
-EXECUTORS = {"compiled": "SEQUENCE_COMPILED_STEP_COST", "prefix": "PREFIX_STEP_COST",
-             "snapshots": "SUBSEQUENCE_STEP_COST", "python": "SEQUENCE_STEP_COST"}
+# the constant of each (kind, executor that ran the group, as its record says)
+EXECUTORS = {("sequence", "compiled"): "SEQUENCE_COMPILED_STEP_COST", ("subsequence", "prefix"): "PREFIX_STEP_COST",
+             ("subsequence", "python"): "SUBSEQUENCE_STEP_COST", ("sequence", "python"): "SEQUENCE_STEP_COST"}
+# the names the record uses for them
+EXECUTOR_NAMES = {("sequence", "compiled"): "compiled", ("subsequence", "prefix"): "prefix",
+                  ("subsequence", "python"): "snapshots", ("sequence", "python"): "python"}
 
 
 def _counts(text: str) -> list[int]:
@@ -120,7 +125,8 @@ def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:
             for _ in range(repeat):  # the least of the repeats, each side
                 a: dict[str, dict[str, float]] = {}
                 b: dict[str, dict[str, float]] = {}
-                got = engine.evaluate(shared, table, timings=a)
+                records: dict[str, Any] = {}
+                got = engine.evaluate(shared, table, timings=a, shared_stats=records)
                 want = engine.evaluate(alone, table, timings=b)
                 checks += 1
                 diff = rows_agree(sorted(want, key=repr), sorted(got, key=repr))
@@ -138,7 +144,11 @@ def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:
                 # planned with: its estimate divided by its step cost
                 step_cost = g["parameters"]["step_cost"]
                 ratio = est["shared"] / est["non_shared"] / step_cost
-                executor = next(e for e, c in EXECUTORS.items() if getattr(optimizer.cost, c) == step_cost)
+                ran = (g["kind"], records[g["id"]].executor)
+                if getattr(optimizer.cost, EXECUTORS[ran]) != step_cost:
+                    raise AssertionError(f"group {g['id']} ran on the {ran[1]} pass but was estimated "
+                                         f"with step cost {step_cost}, not {EXECUTORS[ran]}")
+                executor = EXECUTOR_NAMES[ran]
                 rows.append({"workload": shape, "planner": planner, "kind": g["kind"],
                              "queries_in_workload": n, "group": g["id"], "queries": len(g["queries"]),
                              "executor": executor,
@@ -147,12 +157,12 @@ def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:
                              "factor": round(group_s[g["id"]] / alone_s / ratio, 3)})
     factors = [r["factor"] for r in rows]
     by_executor = {}
-    for executor in EXECUTORS:
+    for executor in EXECUTOR_NAMES.values():
         mine = [r["factor"] for r in rows if r["executor"] == executor]
         by_executor[executor] = {"groups": len(mine), "median_factor": statistics.median(mine) if mine else None}
     return {"rows": rows, "median_factor": statistics.median(factors) if factors else None,
             "quartiles": statistics.quantiles(factors, n=4) if len(factors) >= 2 else None,
             "by_executor": by_executor,
-            "constants_in_use": {e: getattr(optimizer.cost, c) for e, c in EXECUTORS.items()},
+            "constants_in_use": {EXECUTOR_NAMES[k]: getattr(optimizer.cost, c) for k, c in EXECUTORS.items()},
             "agreement": {"checked": checks, "all_agree": not disagreements, "disagreements": disagreements}}
 

@@ -82,6 +82,7 @@ class SequenceKind(KindBase):
         assert not problems, problems  # supports() refused such groups
         stats = stats if stats is not None else SequenceStats()
         got = compiled.run(spaces, data, stats)  # states of counts only
+        stats.executor = "compiled" if got is not None else "python"
         return got if got is not None else run_group(spaces, data, stats)
 
     def summary(self, stats: SequenceStats) -> str:
@@ -90,7 +91,7 @@ class SequenceKind(KindBase):
 
     def report(self, group: Mapping[str, Any], stats: SequenceStats) -> dict[str, Any]:
         totals = {k: getattr(stats, k) for k in (
-            "windows", "shared", "alone", "own", "split", "snapshots", "evaluations", "recomputed")}
+            "windows", "shared", "alone", "own", "split", "snapshots", "evaluations", "recomputed", "executor")}
         windows = windows_detail(group, stats.per_window, ("shared", "alone", "own"))
         by_type = {t: {"shared": c[0], "alone": c[1], "own": c[2]} for t, c in sorted(stats.by_type.items())}
         return {**totals, "by_type": by_type, "windows_detail": windows}

@@ -78,6 +78,7 @@ class SequenceStats:
     evaluations: int = 0  # expressions evaluated for one query
     rebases: int = 0  # expressions longer than REBASE_LENGTH replaced by a snapshot of their values
     recomputed: int = 0  # windows of a query recomputed alone (saturation, see the module)
+    executor: str = ""  # the pass that ran the group: compiled, python (or the prefix pass of subsequence)
     # per target type: [shared, alone, own]
     by_type: dict[str, list[int]] = field(default_factory=dict)
     # with a dict: (partition, window) -> [shared, alone, own]

@@ -101,6 +101,8 @@ class SubsequenceKind(KindBase):
     def run(self, group: Mapping[str, Any], data: GroupInput, stats: Any) -> GroupResults:
         got = prefix.run(data, getattr(stats, "prefix", None))
         if got is not None:
+            if stats is not None:
+                stats.executor = "prefix"
             return got
         return SEQUENCE.run(_as_sequence(group), data, stats)
 

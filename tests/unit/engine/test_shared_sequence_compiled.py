@@ -60,6 +60,9 @@ def _both(plan: dict[str, Any], table: Any) -> tuple[list[dict[str, Any]], dict[
     report_p = {g["id"]: SequenceStats(per_window={}) for g in plan["sharing"]}
     with patch.object(compiled, "COMPILED", False), patch.object(sequence_kind, "run_group", python_pass):
         got_p = engine.evaluate(plan, table, shared_stats=report_p)
+    # the record names the pass that ran the group ("" where no partition reached it)
+    assert {s.executor for s in report_c.values()} <= {"", "compiled"}
+    assert {s.executor for s in report_p.values()} <= {"", "python"}
     return got_c, _counters(report_c), got_p, _counters(report_p)
 
 

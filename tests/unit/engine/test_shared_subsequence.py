@@ -238,6 +238,7 @@ def test_a_group_past_one_template_runs_as_several_tries() -> None:
     record: dict[str, Any] = {}
     got = engine.evaluate(shared, table, shared_stats=record)
     assert record["g0"].prefix.runs == 2 and record["g0"].prefix.variables == 2 * 2 + 80
+    assert record["g0"].executor == "prefix"
     assert record["g0"].prefix.query_variables == 4 * 40
     want = engine.evaluate(plan, table)
     assert want and same_rows(got, want)
