@@ -6,7 +6,9 @@ or all of them with M-CET, T-CET or H-CET (``m_cet``, ``t_cet``, ``h_cet``)
 under a memory budget: the costs are counted before anything is constructed
 (``cost``), H-CET's partitioning is chosen by an optimizer (``partition``), and
 a window whose trends do not fit is refused with ``TrendsRefused`` naming its
-``COUNT(*)``. docs/engine.md, "Trends (drill-down)".
+``COUNT(*)``. ``SharedWindows`` / ``drill_windows`` construct several windows of one
+group, overlapping ones sharing their graph and graphlets (``sharing``, §7.3), each
+window's trends exactly its own. docs/engine.md, "Trends (drill-down)".
 """
 
 from __future__ import annotations

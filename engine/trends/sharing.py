@@ -44,12 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trendlake.engine.trends.cost import Cost, cost, output_bytes
-from trendlake.engine.trends.graph import (
-    BYTES_PER_EDGE,
-    CETGraph,
-    Paths,
-    restrict,
-)
+from trendlake.engine.trends.graph import BYTES_PER_EDGE, CETGraph, Paths, restrict
 from trendlake.engine.trends.h_cet import ENTERED, FIRST, Segments, h_cet, segments
 from trendlake.engine.trends.h_cet import entries as roles_at
 
@@ -114,6 +109,7 @@ class Cluster:
         self.graph = graph
         self.detour_free = graph._without_detours() if complete else None
         self.groups = graph.groups()
+        self.times = [e.ts for e, _ in graph.vertices]
         stamps: list[int] = []
         for (e, _), g in zip(graph.vertices, self.groups, strict=True):
             if g == len(stamps):
@@ -132,8 +128,8 @@ class Cluster:
         self.bytes = graph.bytes() + BYTES_PER_EDGE * free
 
     def vertex_range(self, window: tuple[int, int]) -> tuple[int, int]:
-        ts = [e.ts for e, _ in self.graph.vertices]
-        return bisect.bisect_left(ts, window[0]), bisect.bisect_left(ts, window[1])
+        """The span vertices ``a .. b-1`` of the window (vertices are in time order)."""
+        return bisect.bisect_left(self.times, window[0]), bisect.bisect_left(self.times, window[1])
 
     def window_cuts(self, a: int, b: int) -> tuple[int, ...]:
         """The cluster's cuts strictly inside the window of vertices ``a .. b-1``."""
