@@ -3,11 +3,13 @@
 ``drill(lake, workload, query, top=K | windows=[...])`` picks windows of one query
 -- the ``top`` rows of ``results.<query>`` by ``COUNT(*)`` (optionally only
 windows ending in ``(start, end]``), or windows listed as ``GROUP=V,...@START`` --
-reads exactly the events of each (group, window) from ``bronze.<stream>``
-(partition pruning on ``event_date``, a time range, the group's values, the
-query's local predicates pushed down as replay pushes them), and constructs
-their trends with ``engine.trends.drill`` under a memory budget inside the
-Spark executors (``mapInArrow``, one window at a time per task). A window
+reads exactly the events of each cluster (windows of one group that overlap)
+from ``bronze.<stream>`` (partition pruning on ``event_date``, the time range of
+their span, the group's values, the query's local predicates pushed down as
+replay pushes them), and constructs their trends with
+``engine.trends.SharedWindows`` (overlapping windows share graph and graphlets,
+each window's trends exactly its own) under a memory budget inside the Spark
+executors (``mapInArrow``, one cluster at a time per task). A window
 whose trends do not fit is refused (reported with its ``COUNT(*)``); the
 others still run. The driver collects the trend rows and replaces exactly the
 drilled windows' rows of ``trends.<query>`` in one Delta transaction, so a
@@ -66,6 +68,8 @@ class WindowOutcome:
     count_all: int = 0  # every trend: the aggregation's COUNT(*)
     algorithm: str | None = None
     message: str | None = None  # the refusal
+    shared: bool = False  # planned on its cluster's shared graph and graphlets (engine.trends.sharing)
+    graphlets: dict[str, int] = field(default_factory=dict)  # reused / partly / built
 
 
 @dataclass
@@ -96,7 +100,7 @@ class DrillReport:
             "windows": [{
                 "group": [_plain(v) for v in w.target.group], "window_start": format_ts(w.target.start),
                 "window_end": format_ts(w.target.end), "count": w.target.count, "status": w.status,
-                "trends": w.trends, "message": w.message,
+                "trends": w.trends, "message": w.message, "shared": w.shared, "graphlets": w.graphlets,
             } for w in self.windows],
         }
 
@@ -219,56 +223,87 @@ def listed_targets(query: dict[str, Any], targets: Sequence[Target], texts: Sequ
 # --------------------------------------------------------------------------- executor side
 
 
+def target_clusters(targets: Sequence[tuple[tuple[Any, ...], int]], within: int) -> list[list[int]]:
+    """The targets ((group, start µs)) as clusters: per group, chains of overlapping windows (each
+    by start), which share their graph and graphlets (``engine.trends.sharing``)."""
+    from trendlake.engine.trends.sharing import clusters
+
+    by_group: dict[Any, list[int]] = {}
+    for w, (group, _) in enumerate(targets):
+        by_group.setdefault(tuple(group), []).append(w)
+    out = []
+    for ws in by_group.values():
+        for c in clusters([(targets[w][1], targets[w][1] + within) for w in ws]):
+            out.append([ws[i] for i in c])
+    return sorted(out)
+
+
 def drill_windows(
     plan_raw: dict[str, Any], query: str, targets: Sequence[tuple[tuple[Any, ...], int]], table: Any,
-    complete: bool, memory: int, limit: int | None,
+    complete: bool, memory: int, limit: int | None, clusters: Sequence[Sequence[int]] | None = None,
 ) -> Iterator[Any]:
     """Arrow batches (``GENERIC_SCHEMA``) of the windows whose events ``table`` holds.
 
-    ``table``: events with ``_w`` (the window's number in ``targets``: (group, start
-    µs)), sorted by ``_w, ts, seq`` (each window's rows contiguous). Per window one info
-    row (trend 0: JSON with the status, counts and plan, or the refusal) and its
-    trends, numbered from 1 in the order the algorithm constructs them; the trends
-    stream out in batches, never all held.
+    ``table``: events with ``_c`` (the number of a cluster of ``clusters``: window numbers in
+    ``targets``, (group, start µs), of one group that overlap; default ``target_clusters``),
+    sorted by ``_c, ts, seq``: each cluster's events, those of its span, contiguous. The
+    windows of a cluster are drilled by start sharing their graph and graphlets
+    (``engine.trends.SharedWindows``; each window's trends exactly its own). Per window one
+    info row (trend 0: JSON with the status, counts, plan and what it shared, or the
+    refusal) and its trends, numbered from 1 in the order the algorithm constructs them; the
+    trends stream out in batches, never all held.
     """
     import numpy as np
     import pyarrow as pa
     from trendlake.engine.columns import events_from_arrow
-    from trendlake.engine.trends import TrendsRefused, drill
+    from trendlake.engine.trends import SharedWindows, TrendsRefused
     from trendlake.jobs.replay import compiled_plan
 
     q = compiled_plan(plan_raw).queries[query]
+    clusters = clusters if clusters is not None else target_clusters(targets, q.within)
     schema = arrow_generic_schema()
-    w_col = table.column("_w").to_numpy()
-    cuts = [0, *(np.flatnonzero(w_col[1:] != w_col[:-1]) + 1).tolist(), len(w_col)]
+    c_col = table.column("_c").to_numpy()
+    cuts = [0, *(np.flatnonzero(c_col[1:] != c_col[:-1]) + 1).tolist(), len(c_col)]
     for lo, hi in zip(cuts, cuts[1:], strict=False):
         if hi <= lo:
             continue
-        w = int(w_col[lo])
-        group, start = targets[w]
-        events = events_from_arrow(table.slice(lo, hi - lo).drop_columns(["_w"]), where=f"window {w}")
-        info: dict[str, Any] = {"status": "drilled"}
-        try:
-            d = drill(q, events, group, start // q.slide, complete=complete, memory=memory, limit=limit)
-        except TrendsRefused as err:
-            info = {"status": "refused", "message": str(err)}
+        c = int(c_col[lo])
+        windows = {targets[w][1] // q.slide: w for w in clusters[c]}
+        group = targets[clusters[c][0]][0]
+        events = events_from_arrow(table.slice(lo, hi - lo).drop_columns(["_c"]), where=f"cluster {c}")
+        shared = SharedWindows(q, events, group, sorted(windows), complete=complete, memory=memory, limit=limit)
+        for k, p in shared.plans():
+            w = windows[k]
+            info: dict[str, Any] = {"status": "drilled"}
             d = None
-        if d is not None:
-            info.update(count_all=d.count_all, listed=d.count, algorithm=d.plan.algorithm,
-                        cuts=len(d.plan.cuts), memory=d.plan.memory)
-        yield pa.RecordBatch.from_pylist([{"_w": w, "trend": 0, "events": None, "info": json.dumps(info)}],
-                                         schema=schema)
-        if d is None:
-            continue
-        rows: list[dict[str, Any]] = []
-        for n, trend in enumerate(d.trends(), start=1):
-            rows.append({"_w": w, "trend": n, "info": None, "events": [
-                {"id": e.seq, "type": e.type, "variable": var, "ts": e.ts} for e, var in trend]})
-            if len(rows) >= ROWS_PER_BATCH:
+            try:
+                if isinstance(p, TrendsRefused):
+                    raise p
+                d = p.drill()
+            except TrendsRefused as err:
+                info = {"status": "refused", "message": str(err)}
+            before = shared.stats.to_dict()
+            rows: list[dict[str, Any]] = []
+            n = 0
+            if d is not None:
+                for n, trend in enumerate(d.trends(), start=1):
+                    rows.append({"_w": w, "trend": n, "info": None, "events": [
+                        {"id": e.seq, "type": e.type, "variable": var, "ts": e.ts} for e, var in trend]})
+                    if len(rows) >= ROWS_PER_BATCH:
+                        yield pa.RecordBatch.from_pylist(rows, schema=schema)
+                        rows = []
+                after = shared.stats.to_dict()
+                info.update(count_all=d.count_all, listed=d.count, algorithm=d.plan.algorithm,
+                            cuts=len(d.plan.cuts), memory=d.plan.memory, shared=d.sharing is not None,
+                            **{k: after[k] - before[k] for k in SHARED_COUNTS})
+            if rows:
                 yield pa.RecordBatch.from_pylist(rows, schema=schema)
-                rows = []
-        if rows:
-            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+            # the info row after the trends: what they shared is known once they are constructed
+            yield pa.RecordBatch.from_pylist([{"_w": w, "trend": 0, "events": None, "info": json.dumps(info)}],
+                                             schema=schema)
+
+
+SHARED_COUNTS = ("graphlets_reused", "graphlets_partly", "graphlets_built")
 
 
 def arrow_generic_schema() -> Any:
@@ -291,15 +326,16 @@ def events_type(ts_type: Any = None) -> Any:
 
 def run_sorted_batches(
     plan_raw: dict[str, Any], query: str, targets: Sequence[tuple[tuple[Any, ...], int]], batches: Any,
-    complete: bool, memory: int, limit: int | None,
+    complete: bool, memory: int, limit: int | None, clusters: Sequence[Sequence[int]] | None = None,
 ) -> Iterator[Any]:
-    """``mapInArrow`` body: a task's batches (sorted by ``_w, ts, seq``) drilled window by window."""
+    """``mapInArrow`` body: a task's batches (sorted by ``_c, ts, seq``) drilled cluster by cluster."""
     import pyarrow as pa
 
     pending = [b for b in batches if b.num_rows]
     if not pending:
         return
-    yield from drill_windows(plan_raw, query, targets, pa.Table.from_batches(pending), complete, memory, limit)
+    yield from drill_windows(plan_raw, query, targets, pa.Table.from_batches(pending), complete, memory, limit,
+                             clusters)
 
 
 # --------------------------------------------------------------------------- the trends table
@@ -376,11 +412,15 @@ def trends_table(
 # --------------------------------------------------------------------------- the job
 
 
-def window_events(bronze: Any, plan_raw: dict[str, Any], query: dict[str, Any], targets: Sequence[Target]) -> Any:
-    """Every target's events from bronze, tagged ``_w`` (its number), partitioned by ``_w`` and
-    sorted by ``_w, ts, seq``: the date partitions and time range of its window, its group's
-    values, the partition key present, the query's local predicates pushed down (as replay's
-    ``keyed_inputs``), only the columns the query reads."""
+def window_events(
+    bronze: Any, plan_raw: dict[str, Any], query: dict[str, Any], targets: Sequence[Target],
+    clusters: Sequence[Sequence[int]],
+) -> Any:
+    """Every cluster's events from bronze (``clusters``: target numbers of one group whose
+    windows overlap), tagged ``_c`` (its number), partitioned by ``_c`` and sorted by ``_c, ts,
+    seq``: the date partitions and time range of its windows' span, its group's values, the
+    partition key present, the query's local predicates pushed down (as replay's
+    ``keyed_inputs``), only the columns the query reads. An event is read once per cluster."""
     from pyspark.sql import functions as F
     from trendlake.engine.executor import referenced_attributes
     from trendlake.jobs.spark_expr import pushdown_filter
@@ -391,19 +431,21 @@ def window_events(bronze: Any, plan_raw: dict[str, Any], query: dict[str, Any], 
     keep += sorted(c for c in referenced_attributes(query) & columns if c not in keep)
     cond = pushdown_filter(plan_raw, bronze.dtypes, [query["name"]])
     frame = None
-    for i, t in enumerate(targets):
+    for i, members in enumerate(clusters):
+        t = targets[members[0]]
+        lo, hi = min(targets[w].start for w in members), max(targets[w].end for w in members)
         part = bronze.where(
-            (F.col("event_date") >= F.lit(utc(t.start).date())) & (F.col("event_date") <= F.lit(utc(t.end - 1).date()))
-        ).where((F.col("ts") >= F.lit(utc(t.start))) & (F.col("ts") < F.lit(utc(t.end))))
+            (F.col("event_date") >= F.lit(utc(lo).date())) & (F.col("event_date") <= F.lit(utc(hi - 1).date()))
+        ).where((F.col("ts") >= F.lit(utc(lo))) & (F.col("ts") < F.lit(utc(hi))))
         for g, v in zip(query["group_by"], t.group, strict=True):
             part = part.where(F.col(g) == F.lit(v))
         for k in keys:
             part = part.where(F.col(k).isNotNull())
         if cond is not None:
             part = part.where(cond)
-        part = part.select(*keep).withColumn("_w", F.lit(i).cast("int"))
+        part = part.select(*keep).withColumn("_c", F.lit(i).cast("int"))
         frame = part if frame is None else frame.unionByName(part)
-    return frame.repartition(F.col("_w")).sortWithinPartitions("_w", "ts", "seq")
+    return frame.repartition(F.col("_c")).sortWithinPartitions("_c", "ts", "seq")
 
 
 def drill(
@@ -489,11 +531,12 @@ def drill(
         raise DrillInputError(f"no bronze table for stream {stream!r} under {lake_root}; run ingest first")
     spark = spark or get_spark()
     bronze = lake.read_spark(spark, f"bronze/{stream}")
-    frame = window_events(bronze, plan, spec, chosen)
     pairs = [(t.group, t.start) for t in chosen]
+    clusters = target_clusters(pairs, spec["window"]["within_us"])
+    frame = window_events(bronze, plan, spec, chosen, clusters)
 
     def run(batches: Any) -> Any:
-        return run_sorted_batches(plan, query, pairs, batches, complete, memory, limit)
+        return run_sorted_batches(plan, query, pairs, batches, complete, memory, limit, clusters)
 
     import pyarrow.compute as pc
 
@@ -505,6 +548,8 @@ def drill(
         outcome.status, outcome.message = data["status"], data.get("message")
         outcome.count_all, outcome.listed = data.get("count_all", 0), data.get("listed", 0)
         outcome.algorithm = data.get("algorithm")
+        outcome.shared = bool(data.get("shared"))
+        outcome.graphlets = {k.removeprefix("graphlets_"): data.get(k, 0) for k in SHARED_COUNTS}
     trend_rows = rows.filter(pc.invert(is_info))
     for w in trend_rows.column("_w").to_pylist():
         report.windows[w].trends += 1

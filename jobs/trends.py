@@ -2,7 +2,8 @@
 
 The job behind ``jobs/cli/trends.py``: compile the workload, read the events the query
 needs, list the windows with their ``COUNT(*)`` or construct the trends of one (group,
-window) with ``engine.trends.drill`` under a memory budget. Bad input raises
+window) with ``engine.trends.drill`` under a memory budget, or of several windows of the
+group with ``engine.trends.SharedWindows`` (``shared_file``). Bad input raises
 ``BadInputError``; a window over the budget raises the engine's ``TrendsRefused``.
 """
 
@@ -15,7 +16,8 @@ from typing import Any
 from trendlake.jobs.errors import BadInputError
 
 __all__ = ["MAX_SVG_EDGES", "MAX_SVG_VERTICES", "ROW", "Request", "Window", "drill_file", "explain_document",
-           "explain_lines", "graph_svg", "list_windows", "plan_file", "trend_row"]
+           "explain_lines", "graph_svg", "list_windows", "plan_file", "shared_document", "shared_file",
+           "shared_lines", "trend_row"]
 
 ROW = "__row__"  # the 1-based data row of each event in its file (its id without --id)
 
@@ -116,21 +118,49 @@ def drill_file(req: Request) -> Any:
 def plan_file(req: Request) -> Any:
     """The ``engine.trends.Planning`` of the window starting at ``req.window_start`` (its graph
     and chosen plan, refused or not)."""
-    from trendlake.engine.timeline import format_ts, parse_ts
-    from trendlake.engine.trends import plan, window_counts
+    from trendlake.engine.trends import plan
 
     q, events = _load(req)
+    group, k = _target(q, events, req, req.window_start)
+    return plan(q, events, group, k, complete=req.complete, algorithm=req.algorithm, memory=req.memory,
+                limit=req.limit, optimizer=req.optimizer)
+
+
+def shared_file(req: Request, starts: list[str]) -> Any:
+    """The windows starting at ``starts`` (several ``--window-start``, one group) planned
+    together: an ``engine.trends.SharedWindows`` whose overlapping windows share their graph
+    and graphlets; its ``plans()`` yields them by start."""
+    from trendlake.engine.trends import SharedWindows, window_counts
+
+    q, events = _load(req)
+    counts = window_counts(q, events)
+    targets = [_target(q, events, req, text, counts) for text in starts]
+    ks = [k for _, k in targets]
+    if len(set(ks)) < len(ks):
+        raise BadInputError("--window-start: a window is given twice")
+    return SharedWindows(q, events, targets[0][0], ks, complete=req.complete, algorithm=req.algorithm,
+                         memory=req.memory, limit=req.limit, optimizer=req.optimizer)
+
+
+def _target(
+    q: Any, events: list[Any], req: Request, start_text: str | None, counts: dict[Any, int] | None = None,
+) -> tuple[tuple[Any, ...], int]:
+    """The (group, window index) that ``--group`` and a ``--window-start`` name (``counts``: the
+    query's ``window_counts`` when known)."""
+    from trendlake.engine.timeline import format_ts, parse_ts
+    from trendlake.engine.trends import window_counts
+
     wanted = _group_filter(q, req.group)
     if set(wanted) != set(q.group_by):
         missing = [a for a in q.group_by if a not in wanted]
         raise BadInputError(f"--group: query {q.name} groups by {', '.join(q.group_by)}; give "
                             + " ".join(f"--group {a}=VALUE" for a in missing))
-    start = parse_ts(req.window_start)
+    start = parse_ts(start_text)
     if start % q.slide:
-        raise BadInputError(f"--window-start {req.window_start}: no window of query {q.name} starts then "
+        raise BadInputError(f"--window-start {start_text}: no window of query {q.name} starts then "
                             f"(windows start every {q.slide // 10**6} seconds from the epoch)")
     k = start // q.slide
-    windows = [w for w in _windows(q, window_counts(q, events), wanted)]
+    windows = _windows(q, counts if counts is not None else window_counts(q, events), wanted)
     groups = {tuple(w.group.values()) for w in windows}
     if not groups:
         raise BadInputError(f"query {q.name} has no trend in the group {wanted}")
@@ -140,8 +170,64 @@ def plan_file(req: Request) -> Any:
     if not any(w.start == start for w in windows):
         raise BadInputError(f"the window of query {q.name} starting {format_ts(start)} has no trend in "
                             f"the group {wanted} (without --window-start the windows with trends are listed)")
-    return plan(q, events, group, k, complete=req.complete, algorithm=req.algorithm, memory=req.memory,
-                limit=req.limit, optimizer=req.optimizer)
+    return group, k
+
+
+def shared_document(planning: Any, id_column: str | None) -> dict[str, Any]:
+    """``trends --explain`` of one of several windows: a window planned alone as
+    ``explain_document``; one planned on its cluster's shared graph with the span graph, the
+    panes and the window's plan over them (the graphlets it will reuse are known once its
+    trends are constructed: ``trendlake trends`` reports them after each window)."""
+    from trendlake.engine.timeline import format_ts
+    from trendlake.engine.trends.explain import graphlets
+
+    if planning.sharing is None:
+        return {**explain_document(planning, id_column), "shared": False}
+    info, c = planning.sharing, planning.plan
+    a, n = info["first_vertex"], info["vertices"]
+    parts = [g for g in graphlets(planning, c.cuts) if g["vertices"]]
+    for g in parts:  # the window's vertices of each graphlet (a graphlet also numbers the span's others)
+        inside = [v for v in range(a, a + n) if planning.paths.group[v] in _group_range(planning, g)]
+        g["first"], g["last"] = _vertex(planning, inside[0], id_column), _vertex(planning, inside[-1], id_column)
+        g["vertices"] = len(inside)
+    return {
+        "query": planning.query.name, "group": dict(zip(planning.query.group_by, planning.group, strict=True)),
+        "window": [format_ts(t) for t in planning.window], "shared": True, "complete": planning.complete,
+        "count_all": planning.count_all, "count": planning.count, "budget": planning.memory,
+        "span_graph": {"vertices": info["span_vertices"], "edges": info["span_edges"], "bytes": info["span_bytes"],
+                       "panes": info["panes"]},
+        "chosen": {"algorithm": c.algorithm, "cuts": list(c.cuts), "graphlets": c.graphlets, "cpu": c.cpu,
+                   "memory": c.memory, "graphlet_list": parts},
+        "estimated_memory": info["estimated_memory"],
+    }
+
+
+def _group_range(planning: Any, g: dict[str, Any]) -> range:
+    groups = planning.paths.group
+    return range(groups[g["first"]], groups[g["last"]] + 1)
+
+
+def shared_lines(doc: dict[str, Any]) -> list[str]:
+    """``shared_document`` in words."""
+    if not doc["shared"]:
+        return [*explain_lines(doc), "  (planned alone: it overlaps no other window given, or sharing did not fit)"]
+    group = ", ".join(f"{k}={v}" for k, v in doc["group"].items()) or "no GROUP-BY"
+    kind = "complete trends" if doc["complete"] else "trends"
+    s, c = doc["span_graph"], doc["chosen"]
+    lines = [
+        f"query {doc['query']}, {group}, window [{doc['window'][0]}, {doc['window'][1]})",
+        f"  {doc['count']} {kind} (COUNT(*) {doc['count_all']}); shares the CET graph of the overlapping "
+        f"windows' span ({s['vertices']} vertices, {s['edges']} edges, {s['bytes']} bytes) cut into "
+        f"{s['panes']} panes at their starts and ends",
+        f"chosen: H-CET on its {c['graphlets']} panes: estimated CPU {c['cpu']}, memory {c['memory']} bytes; with "
+        f"the span graph and the cache {doc['estimated_memory']} bytes (budget "
+        + ("none" if doc["budget"] is None else f"{doc['budget']} bytes") + ")",
+    ]
+    for i, p in enumerate(c["graphlet_list"], start=1):
+        lines.append(f"  graphlet {i}: events {p['first']['id']} ({p['first']['ts']}) .. {p['last']['id']} "
+                     f"({p['last']['ts']}): {p['vertices']} vertices, {p['edges']} edges inside, "
+                     f"{p['cut_edges']} cut edges out")
+    return lines
 
 
 def trend_row(d: Any, number: int, trend: Any, id_column: str | None) -> dict[str, Any]:

@@ -21,6 +21,17 @@ holding every event: its complete trends grow as ``compat^seconds``.
   the size's cap (it would not fit this machine: the dissertation's "T-CET would run
   out of memory"). Agreement: every algorithm gives the same trends (their number
   and an order-free digest of the vertex sequences) as many as the graph counts.
+* **window_overlap** (after Figure 8.1(c): CPU per window as the window overlap
+  grows): the kite query over a window of ``overlap_seconds`` sliding by a half,
+  a quarter, an eighth of it over a stream twice as long, every window that meets
+  the stream constructed (every complete trend, none kept) each alone (``plan``
+  then the plan's algorithm) and all together sharing graphlets
+  (``SharedWindows``: one span graph, panes reused across windows), side by side
+  in one process, ``repeat`` times interleaved (median of the total over the
+  number of windows). Both under the same budget, ``OVERLAP_BUDGET`` times
+  ``--budget``: sharing holds the span graph beside the window's (a window that
+  does not fit with it is planned alone, and sharing stops for its cluster).
+  Agreement: per window, the same trends (number and order-free digest) both ways.
 * **partition_quality / optimizer_time** (after Figures 8.3-8.5): on small random
   graphs (at most ``partitioning.MAX_EXHAUSTIVE_CUTS`` valid cuts) and budgets
   placed between the least memory any plan needs (0) and H-CET's without a cut
@@ -32,6 +43,7 @@ holding every event: its complete trends grow as ``compat^seconds``.
   and none is cheaper than exhaustive search's.
 
     python -m benchmarks cet [--size small|full] [--seconds 4,6,8] [--rate 6] [--compat 3] [--budget 4M]
+        [--overlap-seconds 8]
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ import tracemalloc
 from typing import Any
 
 from trendlake.engine.events import make_events
+from trendlake.engine.trends import SharedWindows
 from trendlake.engine.trends import plan as plan_window
 from trendlake.engine.trends import run as construct
 from trendlake.engine.trends.cost import cost
@@ -61,6 +74,8 @@ REPORTED = [
     "Fig. 8.3-8.4: B&B up to 2 orders of magnitude faster than exhaustive search and returns an optimal plan; "
     "greedy up to 3x faster than B&B",
     "Fig. 8.5: greedy's plan 2.8x slower than the optimal one at 20k events/s",
+    "Fig. 8.1(c): as the window overlap grows, CET's CPU time per window decreases exponentially (graph "
+    "construction, partitioning and detection in graphlets shared); 13x faster than SASE at 50 minutes overlap",
 ]
 QUERY = "QUERY kites RETURN COUNT(*) PATTERN Check C+ WHERE C.destination = NEXT(C).source WITHIN 1 day;"
 DETECT = ["m-cet", "t-cet", "h-cet"]
@@ -73,8 +88,11 @@ LABELS = {
     "branch-and-bound": ("branch-and-bound", "optimizer"),
     "greedy": ("greedy", "optimizer"),
     "exhaustive": ("exhaustive", "optimizer"),
+    "alone": ("each window alone (auto)", "overlap"),
+    "shared": ("windows sharing graphlets (§7.3)", "overlap"),
 }
 FRACTIONS = [0.0, 0.25, 0.5, 0.75, 1.0]
+OVERLAP_BUDGET = 8  # the overlap figure's budget, times --budget: room for the span graph and the cache
 
 
 def _counts(text: str) -> list[int]:
@@ -89,6 +107,8 @@ def add_options(p: Any) -> None:
     p.add_argument("--compat", type=int, help="events each event is compatible with (of the previous second)")
     p.add_argument("--budget", type=byte_size, help="the memory budget of H-CET (bytes, or 512K, 4M, ...)")
     p.add_argument("--graphs", type=int, help="random small graphs of the partitioning figures (each at every budget)")
+    p.add_argument("--overlap-seconds", type=int, help="the window of the overlap figure, in seconds (slides: 1/2, "
+                                                       "1/4, 1/8 of it)")
 
 
 def stream(seconds: int, rate: int, compat: int, seed: int) -> list[Any]:
@@ -209,6 +229,10 @@ def run(ctx: Context) -> dict[str, Any]:
     mem.extra["h-cet plan"] = [f"{r['algorithm']}, {r['cuts']} cuts" for r in limit_runs]
     mem.notes.append("the budget bounds graph, state and kept trends (none kept here); peaks are measured "
                      "from before the graph is built")
+    shared, opoints, ochecks, obad = overlap(ctx, rate, compat, OVERLAP_BUDGET * budget)
+    points += opoints
+    checks += ochecks
+    disagreements += obad
     quality, qtime, qpoints, qchecks, qbad = partitioning(ctx, q, rate, compat)
     points += qpoints
     checks += qchecks
@@ -222,6 +246,7 @@ def run(ctx: Context) -> dict[str, Any]:
         strategies=strategies,
         figures=[cpu.with_ratios([("m-cet", "h-cet"), ("t-cet", "h-cet"), ("m-cet", "t-cet")]),
                  mem.with_ratios([("t-cet", "h-cet"), ("h-cet", "m-cet")]),
+                 shared.with_ratios([("alone", "shared")]),
                  quality.with_ratios([("greedy", "exhaustive"), ("branch-and-bound", "exhaustive")]),
                  qtime.with_ratios([("exhaustive", "branch-and-bound"), ("branch-and-bound", "greedy")])],
         points=points, checks=checks, disagreements=disagreements,
@@ -230,6 +255,91 @@ def run(ctx: Context) -> dict[str, Any]:
         memory_limit={"budget": budget, "runs": len(limit_runs), "held": len(limit_runs) - len(violations),
                       "violations": violations, "per_run": limit_runs},
     )
+
+
+def digest_events(planning: Any, paths: Any) -> tuple[int, int]:
+    """The number of trends and an order-free digest of their events' sequence numbers (vertex
+    numbers differ between a window's own graph and a span graph's)."""
+    vertices = planning.graph.vertices
+    n = digest = 0
+    for path in paths:
+        n += 1
+        digest = (digest + hash(tuple(vertices[v][0].seq for v in path))) & 0xFFFFFFFFFFFFFFFF
+    return n, digest
+
+
+def overlap(ctx: Context, rate: int, compat: int, budget: int) -> tuple[Figure, list, int, list]:
+    """Figure 8.1(c): CPU per window, each alone vs sharing graphlets, as the overlap grows."""
+    within = ctx.option("overlap_seconds", ctx.pick(6, 8, 10))
+    events = stream(2 * within, rate, compat, ctx.seed + 500)
+    lo, hi = events[0].ts, events[-1].ts + 1
+    slides = [d for d in (within, within // 2, within // 4, within // 8) if d >= 1]
+    xs = [round((within - d) / within, 4) for d in slides]
+    fig = Figure("window_overlap", "CPU per window as the window overlap grows (Fig. 8.1(c))",
+                 "window overlap (fraction of the window)", xs, ["alone", "shared"],
+                 y_label="seconds per window (median of repeats)")
+    for key in ("windows", "span panes", "graphlets reused/partly/built", "shared windows", "complete trends per window"):
+        fig.extra[key] = []
+    points: list[dict[str, Any]] = []
+    checks, bad = 0, []
+    for i, slide in enumerate(slides):
+        text = QUERY.replace("WITHIN 1 day", f"WITHIN {within} seconds SLIDE {slide} seconds")
+        q = engine.load_plan(optimizer.build_plan(optimizer.compile_workload(text))).queries["kites"]
+        ks = [k for k in range((lo - q.within) // q.slide, hi // q.slide + 1)
+              if q.window_bounds(k)[0] < hi and q.window_bounds(k)[1] > lo]
+        times: dict[str, list[float]] = {"alone": [], "shared": []}
+        got: dict[str, list[tuple[int, int]]] = {}
+        stats, panes = None, None
+        for _ in range(ctx.repeat):  # interleaved repeats
+            started = time.perf_counter()
+            alone = []
+            for k in ks:
+                p = plan_window(q, events, (), k, memory=budget, limit=0)
+                fits = p.plan is not None and p.refusal is None
+                alone.append(digest_events(p, construct(p.paths, p.plan)) if fits else (-1, 0))
+            times["alone"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            together = SharedWindows(q, events, (), ks, memory=budget, limit=0)
+            shared = []
+            for _, p in together.plans():
+                if isinstance(p, Exception) or p.plan is None or p.refusal is not None:
+                    shared.append((-1, 0))
+                elif p.runner is None:
+                    shared.append(digest_events(p, construct(p.paths, p.plan)))
+                else:
+                    panes = p.sharing["panes"]
+                    shared.append(digest_events(p, p.runner()))
+            times["shared"].append(time.perf_counter() - started)
+            got, stats = {"alone": alone, "shared": shared}, together.stats
+        assert stats is not None
+        for name in ("alone", "shared"):
+            per_window = statistics.median(times[name]) / len(ks)
+            fig.series[name][i] = round(per_window, 6)
+            points.append({"figure": "window_overlap", "x": xs[i], "strategy": name, "status": OK, "slide_s": slide,
+                           "within_s": within, "windows": len(ks), "median_s_per_window": round(per_window, 6),
+                           "times_s": [round(t, 6) for t in times[name]],
+                           "rows": sum(n for n, _ in got[name] if n > 0),
+                           **({"sharing": {k: v for k, v in stats.to_dict().items() if k != "notes"}}
+                              if name == "shared" else {})})
+        checks += len(ks)
+        for k, a, b in zip(ks, got["alone"], got["shared"], strict=True):
+            if a != b:
+                bad.append({"figure": "window_overlap", "x": xs[i], "strategies": ["alone", "shared"],
+                            "difference": f"window {k}: {a} vs {b} (trends, digest; -1: refused)"})
+        fig.extra["windows"].append(len(ks))
+        fig.extra["span panes"].append(panes)
+        fig.extra["graphlets reused/partly/built"].append(
+            f"{stats.graphlets_reused}/{stats.graphlets_partly}/{stats.graphlets_built}")
+        fig.extra["shared windows"].append(f"{stats.shared_windows} of {stats.windows}")
+        fig.extra["complete trends per window"].append(round(statistics.mean(n for n, _ in got["alone"]), 1))
+        ctx.log(f"  overlap {xs[i]} (slide {slide} s, {len(ks)} windows): alone {fig.series['alone'][i]:.4f} s, "
+                f"shared {fig.series['shared'][i]:.4f} s per window; graphlets reused/partly/built "
+                f"{fig.extra['graphlets reused/partly/built'][-1]}")
+    fig.notes.append(f"budget {budget} bytes for both; shared windows that did not fit were planned alone "
+                     "(extra: shared windows)")
+    fig.notes.append("a window's graphlets are the panes between the windows' starts and ends: more overlap, "
+                     "more panes per window, so more reuse but also more cuts, each stitching every trend again")
+    return fig, points, checks, bad
 
 
 def partitioning(ctx: Context, q: Any, rate: int, compat: int) -> tuple[Figure, Figure, list, int, list]:

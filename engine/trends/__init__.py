@@ -6,13 +6,15 @@ or all of them with M-CET, T-CET or H-CET (``m_cet``, ``t_cet``, ``h_cet``)
 under a memory budget: the costs are counted before anything is constructed
 (``cost``), H-CET's partitioning is chosen by an optimizer (``partition``), and
 a window whose trends do not fit is refused with ``TrendsRefused`` naming its
-``COUNT(*)``. docs/engine.md, "Trends (drill-down)".
+``COUNT(*)``. ``SharedWindows`` / ``drill_windows`` construct several windows of one
+group, overlapping ones sharing their graph and graphlets (``sharing``, §7.3), each
+window's trends exactly its own. docs/engine.md, "Trends (drill-down)".
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +28,7 @@ from trendlake.engine.trends.graph import CETGraph, Paths, TrendsRefused, build_
 from trendlake.engine.trends.h_cet import h_cet
 from trendlake.engine.trends.m_cet import m_cet
 from trendlake.engine.trends.partitioning import OPTIMIZERS, valid_cuts
+from trendlake.engine.trends.sharing import Cluster, SharingStats, clusters, window_on_panes
 from trendlake.engine.trends.t_cet import t_cet
 
 __all__ = [
@@ -35,10 +38,12 @@ __all__ = [
     "Drill",
     "Paths",
     "Planning",
+    "SharedWindows",
     "TrendsRefused",
     "Unsupported",
     "build_graph",
     "drill",
+    "drill_windows",
     "group_partitions",
     "h_cet",
     "m_cet",
@@ -103,6 +108,8 @@ class Drill:
     count: int  # the trends listed (complete ones unless ``complete`` is False)
     plan: Cost
     limit: int | None
+    runner: Callable[[], Iterator[tuple[int, ...]]] | None = None  # H-CET on shared graphlets (``sharing``)
+    sharing: dict[str, Any] | None = None
 
     @property
     def window(self) -> tuple[int, int]:
@@ -110,7 +117,7 @@ class Drill:
 
     def trends(self) -> Iterator[Trend]:
         """The trends as (event, variable) steps, at most ``limit`` of them."""
-        out = run(self.paths, self.plan)
+        out = self.runner() if self.runner is not None else run(self.paths, self.plan)
         if self.limit is not None:
             out = itertools.islice(out, self.limit)
         vertices = self.graph.vertices
@@ -142,6 +149,8 @@ class Planning:
     evaluated: list[Cost] | None
     limit: int | None
     refusal: str | None
+    runner: Callable[[], Iterator[tuple[int, ...]]] | None = None  # set by ``sharing.SharedWindows``
+    sharing: dict[str, Any] | None = None  # what the window shares: its span graph and panes
 
     @property
     def window(self) -> tuple[int, int]:
@@ -161,7 +170,7 @@ class Planning:
         if self.refusal is not None or self.plan is None:
             raise TrendsRefused(self.refusal)
         return Drill(self.query, self.group, self.k, self.graph, self.paths, self.complete, self.count_all,
-                     self.count, self.plan, self.limit)
+                     self.count, self.plan, self.limit, self.runner, self.sharing)
 
 
 def plan(
@@ -214,6 +223,90 @@ def drill(query: CompiledQuery, events: Sequence[Event], group: Sequence[Any], k
     algorithm's state and the trends the caller keeps (all, or ``limit``) need more than
     ``memory`` bytes."""
     return plan(query, events, group, k, **options).drill()
+
+
+class SharedWindows:
+    """Plans of the windows ``ks`` of ``group`` (``plan``'s keyword options; ``cuts``: extra
+    cuts of each cluster, as time stamp positions of its span graph), sharing graphlets
+    between overlapping windows (``sharing``; docs/engine.md, "Graphlet sharing across
+    windows"). :meth:`plans` yields each window's ``(k, Planning)`` by start, or ``(k,
+    TrendsRefused)`` when its graph alone exceeds the budget; ``stats`` says what was shared."""
+
+    def __init__(
+        self, query: CompiledQuery, events: Sequence[Event], group: Sequence[Any], ks: Sequence[int], *,
+        complete: bool = True, algorithm: str = "auto", memory: int | None = None, limit: int | None = None,
+        optimizer: str = "branch-and-bound", cuts: Sequence[int] = (),
+    ) -> None:
+        if algorithm not in ALGORITHMS:
+            raise Unsupported(f"unknown trend algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
+        self.query, self.events, self.group = query, events, tuple(group)
+        self.ks = sorted(set(ks))
+        self.options: dict[str, Any] = dict(complete=complete, algorithm=algorithm, memory=memory, limit=limit,
+                                            optimizer=optimizer)
+        self.extra = tuple(cuts)
+        self.stats = SharingStats()
+        self.parts = group_partitions(query, events, self.group)
+
+    def plans(self) -> Iterator[tuple[int, Planning | TrendsRefused]]:
+        bounds = [self.query.window_bounds(k) for k in self.ks]
+        for members in clusters(bounds):
+            cluster = self._cluster([bounds[i] for i in members]) if len(members) > 1 else None
+            for k in [self.ks[i] for i in members]:
+                self.stats.windows += 1
+                shared = self._shared(cluster, k) if cluster is not None else None
+                if shared is not None:
+                    self.stats.shared_windows += 1
+                    yield k, shared
+                    continue
+                if cluster is not None:  # did not fit: drop the cache and the span graph
+                    self.stats.evictions += 1
+                    cluster = None
+                self.stats.alone += 1
+                try:
+                    yield k, plan(self.query, self.events, self.group, k, **self.options)
+                except TrendsRefused as err:
+                    yield k, err
+
+    def _cluster(self, bounds: list[tuple[int, int]]) -> Cluster | None:
+        """The span graph and panes of overlapping windows; None when not shared."""
+        if self.options["algorithm"] not in ("auto", "h-cet"):
+            return None
+        span = (min(lo for lo, _ in bounds), max(hi for _, hi in bounds))
+        try:
+            graph = build_graph(self.query, self.parts, span, self.options["memory"])
+        except TrendsRefused as err:
+            self.stats.notes.append(f"span {span} planned alone: {err}")
+            return None
+        self.stats.span_graphs += 1
+        return Cluster(graph, self.options["complete"], self.extra, bounds)
+
+    def _shared(self, cluster: Cluster, k: int) -> Planning | None:
+        """The window's planning on the cluster's span graph and panes; None when it does not fit."""
+        o = self.options
+        w = window_on_panes(cluster, self.query.window_bounds(k), o["complete"], o["limit"])
+        if o["memory"] is not None and w.need > o["memory"]:
+            return None
+        return Planning(self.query, self.group, k, w.graph, w.paths, o["complete"], w.count_all, w.count, w.held,
+                        o["memory"], o["algorithm"], o["optimizer"], w.plan, None, o["limit"], None,
+                        runner=w.runner(cluster, self.stats), sharing=w.info(cluster))
+
+
+def drill_windows(
+    query: CompiledQuery, events: Sequence[Event], group: Sequence[Any], ks: Sequence[int], **options: Any
+) -> Iterator[tuple[int, Drill | TrendsRefused]]:
+    """The drills of windows ``ks`` of ``group`` (``plan``'s keyword options, and ``cuts``: extra
+    cuts per cluster), by window start, each ``(k, Drill)`` or ``(k, TrendsRefused)``: overlapping
+    windows share their graph and graphlets (``sharing.SharedWindows``), each window's trends
+    exactly those of ``drill`` on it alone. Iterate a window's trends before asking for the
+    next one to reuse its graphlets."""
+    for k, p in SharedWindows(query, events, group, ks, **options).plans():
+        if isinstance(p, TrendsRefused):
+            yield k, p
+            continue
+        try:
+            yield k, p.drill()
+        except TrendsRefused as err:
+            yield k, err
 
 
 def _choose(

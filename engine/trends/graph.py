@@ -23,6 +23,7 @@ with a detour (another path between its ends) is in no complete trend.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -32,7 +33,7 @@ from trendlake.engine.negation import Negations, max_bound
 from trendlake.engine.query import ANY, CONTIGUOUS, NEXT, CompiledQuery
 from trendlake.engine.timeline import time_groups
 
-__all__ = ["BYTES_PER_EDGE", "BYTES_PER_VERTEX", "CETGraph", "Paths", "TrendsRefused", "build_graph"]
+__all__ = ["BYTES_PER_EDGE", "BYTES_PER_VERTEX", "CETGraph", "Paths", "TrendsRefused", "build_graph", "restrict"]
 
 # the graph's memory with its two path descriptions (every trend, complete trends) at their
 # peak while they are made, per vertex (event reference, flags, successor and predecessor
@@ -133,6 +134,11 @@ class CETGraph:
     start: list[bool]
     end: list[bool]
     mid_ok: list[bool]
+    # per vertex, the negation bounds behind ``start``/``end``: START in a window starting after
+    # ``start_bound`` (+inf: no start variable), END in one ending at or before ``end_bound``
+    start_bound: list[float] | None = None
+    end_bound: list[float] | None = None
+    detour_free: list[list[int]] | None = None  # ``_without_detours()`` when known (``restrict``)
 
     @property
     def edges(self) -> int:
@@ -173,7 +179,7 @@ class CETGraph:
         first1 = [self.start[v] and self.end[v] and not before[v] and not after[v] for v in range(n)]
         first = [self.start[v] and not (before[v] and mid[v]) for v in range(n)]
         last = [self.end[v] and not (after[v] and mid[v]) for v in range(n)]
-        succ = self._without_detours()
+        succ = [list(ws) for ws in self.detour_free] if self.detour_free is not None else self._without_detours()
         pred: list[list[int]] = [[] for _ in range(n)]
         for v, ws in enumerate(succ):
             for w in ws:
@@ -219,6 +225,33 @@ def build_graph(
     return _merge(query, window, parts)
 
 
+def restrict(graph: CETGraph, window: tuple[int, int], detour_free: list[list[int]] | None = None) -> CETGraph:
+    """The graph of a window inside ``graph``'s (built by ``build_graph`` over a span holding
+    it), on the same vertex numbers: a vertex outside the window keeps no edge and no flag.
+
+    Exact: an edge joins two events of the window and every event between them lies in the
+    window too, so the template, the adjacent predicates, a negation match in between,
+    contiguity and the earliest followers (next-match) decide it as in the window alone;
+    only START and END depend on the window, through the negation bounds the span graph
+    kept per vertex. ``detour_free``: the span graph's ``_without_detours()`` (a detour
+    lies between its ends, so it is restricted the same way)."""
+    lo, hi = window
+    assert graph.start_bound is not None and graph.end_bound is not None, "a graph of build_graph"
+    inside = [lo <= e.ts < hi for e, _ in graph.vertices]
+    succ = [[w for w in ws if inside[w]] if inside[v] else [] for v, ws in enumerate(graph.succ)]
+    pred: list[list[int]] = [[] for _ in graph.vertices]
+    for v, ws in enumerate(succ):
+        for w in ws:
+            pred[w].append(v)
+    start = [ok and b < lo for ok, b in zip(inside, graph.start_bound, strict=True)]
+    end = [ok and b >= hi for ok, b in zip(inside, graph.end_bound, strict=True)]
+    free = None
+    if detour_free is not None:
+        free = [[w for w in ws if inside[w]] if inside[v] else [] for v, ws in enumerate(detour_free)]
+    return CETGraph(graph.query, window, graph.vertices, succ, pred, start, end, graph.mid_ok,
+                    graph.start_bound, graph.end_bound, free)
+
+
 @dataclass
 class _Part:
     vertices: list[tuple[Event, str]]
@@ -226,6 +259,8 @@ class _Part:
     start: list[bool]
     end: list[bool]
     mid_ok: list[bool]
+    start_bound: list[float]
+    end_bound: list[float]
 
 
 def _partition_graph(
@@ -239,6 +274,8 @@ def _partition_graph(
     vgroup: list[int] = []
     start: list[bool] = []
     end: list[bool] = []
+    start_at: list[float] = []
+    end_at: list[float] = []
     mid_ok: list[bool] = []
     succ: list[list[int]] = []
     by_var: dict[str, list[int]] = {v: [] for v in q.positive}
@@ -257,8 +294,10 @@ def _partition_graph(
                 vertices.append((e, var))
                 vgroup.append(gi)
                 succ.append([])
-                start.append(var in q.start and (start_bound is None or start_bound < window[0]))
-                end.append(var in q.end and (end_bound is None or end_bound >= window[1]))
+                start_at.append(math.inf if var not in q.start else -math.inf if start_bound is None else start_bound)
+                end_at.append(-math.inf if var not in q.end else math.inf if end_bound is None else end_bound)
+                start.append(start_at[-1] < window[0])
+                end.append(end_at[-1] >= window[1])
                 mid_ok.append(q.semantics != CONTIGUOUS or len(group) == 1)
                 for tr in q.predecessors[var]:
                     bound = bounds.get((tr.src, tr.dst))
@@ -286,7 +325,7 @@ def _partition_graph(
         assert q.semantics in (ANY, CONTIGUOUS)
     for ws in succ:
         ws.sort()
-    return _Part(vertices, succ, start, end, mid_ok)
+    return _Part(vertices, succ, start, end, mid_ok, start_at, end_at)
 
 
 def _earliest_only(succ: list[list[int]], vertices: list[tuple[Event, str]]) -> None:
@@ -306,7 +345,7 @@ def _merge(query: CompiledQuery, window: tuple[int, int], parts: list[_Part]) ->
             keyed.append(((e.ts, e.seq, pi, v), pi, v))
     keyed.sort()
     index = {(pi, v): i for i, (_, pi, v) in enumerate(keyed)}
-    vertices, succ, start, end, mid_ok = [], [], [], [], []
+    vertices, succ, start, end, mid_ok, start_at, end_at = [], [], [], [], [], [], []
     for _, pi, v in keyed:
         p = parts[pi]
         vertices.append(p.vertices[v])
@@ -314,8 +353,10 @@ def _merge(query: CompiledQuery, window: tuple[int, int], parts: list[_Part]) ->
         start.append(p.start[v])
         end.append(p.end[v])
         mid_ok.append(p.mid_ok[v])
+        start_at.append(p.start_bound[v])
+        end_at.append(p.end_bound[v])
     pred: list[list[int]] = [[] for _ in vertices]
     for v, ws in enumerate(succ):
         for w in ws:
             pred[w].append(v)
-    return CETGraph(query, window, vertices, succ, pred, start, end, mid_ok)
+    return CETGraph(query, window, vertices, succ, pred, start, end, mid_ok, start_at, end_at)

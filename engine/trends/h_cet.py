@@ -19,11 +19,11 @@ trends come out in the same lexicographic order as M-CET's.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 from trendlake.engine.trends.graph import Paths
 
-__all__ = ["graphlet_of", "h_cet"]
+__all__ = ["entries", "graphlet_of", "h_cet", "segments"]
 
 FIRST, ENTERED = 0, 1  # how a segment's first vertex is reached: a trend starts there, a cut edge
 END, EXIT = 0, 1  # how a segment ends: its trend ends, it leaves by a cut edge
@@ -50,17 +50,25 @@ def _follows(paths: Paths, v: int, role: int, single: bool) -> bool:
 Segments = dict[tuple[int, int], list[tuple[tuple[int, ...], int]]]
 
 
-def segments(paths: Paths, gl: list[int], members: list[int], stats: dict[str, int]) -> Segments:
+def entries(paths: Paths, gl: list[int], v: int) -> list[int]:
+    """The roles (FIRST, ENTERED) in which a segment may begin at ``v``."""
+    out = [FIRST] if paths.first1[v] or paths.first[v] else []
+    if any(gl[u] < gl[v] for u in paths.pred[v]):
+        out.append(ENTERED)
+    return out
+
+
+def segments(
+    paths: Paths, gl: list[int], members: list[int], stats: dict[str, int],
+    only: Collection[tuple[int, int]] | None = None,
+) -> Segments:
     """T-CET inside one graphlet (its vertices ``members``, in time order): per entry
-    (vertex, FIRST | ENTERED) its segments (path, END | EXIT) in M-CET's order."""
+    (vertex, FIRST | ENTERED) its segments (path, END | EXIT) in M-CET's order; with
+    ``only``, the segments of those entries alone."""
     ext: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
     out: Segments = {}
     for v in members:
-        here = []
-        if paths.first1[v] or paths.first[v]:
-            here.append((FIRST, (v,)))
-        if any(gl[u] < gl[v] for u in paths.pred[v]):
-            here.append((ENTERED, (v,)))
+        here = [(role, (v,)) for role in entries(paths, gl, v) if only is None or (v, role) in only]
         for u in paths.pred[v]:
             if gl[u] == gl[v]:
                 stats["edges"] += 1
@@ -92,11 +100,18 @@ def segments(paths: Paths, gl: list[int], members: list[int], stats: dict[str, i
     return out
 
 
-def h_cet(paths: Paths, cuts: Sequence[int], stats: dict[str, int] | None = None) -> Iterator[tuple[int, ...]]:
+GraphletSource = Callable[[Paths, list[int], list[int], dict[str, int]], Segments]
+
+
+def h_cet(
+    paths: Paths, cuts: Sequence[int], stats: dict[str, int] | None = None, source: GraphletSource = segments,
+) -> Iterator[tuple[int, ...]]:
     """Every trend of ``paths`` under the partitioning ``cuts``, as tuples of vertex indices.
     ``stats`` (if given) counts ``edges`` and ``updates`` inside graphlets, ``stored``
     segments and their ``occurrences``, the largest graphlet's stored ``prefixes`` and
-    ``prefix_occurrences`` while its T-CET ran, and ``stitches`` (segments concatenated)."""
+    ``prefix_occurrences`` while its T-CET ran, and ``stitches`` (segments concatenated).
+    ``source(paths, gl, members, stats)`` gives each graphlet's segments (``segments``; the
+    graphlet cache shared across windows, ``sharing``)."""
     gl = graphlet_of(paths, cuts)
     members: dict[int, list[int]] = {}
     for v, g in enumerate(gl):
@@ -106,7 +121,7 @@ def h_cet(paths: Paths, cuts: Sequence[int], stats: dict[str, int] | None = None
     cache: Segments = {}
     for g in sorted(members):
         local = dict.fromkeys(("edges", "updates", "prefixes", "prefix_occurrences", "stored", "occurrences"), 0)
-        cache.update(segments(paths, gl, members[g], local))
+        cache.update(source(paths, gl, members[g], local))
         for k in ("edges", "updates", "stored", "occurrences"):
             count[k] += local[k]
         for k in peak:

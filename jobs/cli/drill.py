@@ -56,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
         if w.status == "refused":
             print(f"{where}: refused (COUNT(*) {count}): {w.message}")
         else:
-            print(f"{where}: {w.trends} of {w.listed} {kind} (COUNT(*) {count}), {w.algorithm}")
+            g = w.graphlets
+            shared = (f", graphlets shared with the overlapping windows: {g.get('reused', 0)} reused, "
+                      f"{g.get('partly', 0)} partly, {g.get('built', 0)} built") if w.shared else ""
+            print(f"{where}: {w.trends} of {w.listed} {kind} (COUNT(*) {count}), {w.algorithm}{shared}")
     if report.version is None:
         print(f"{report.table}: no windows to drill")
     else:

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from trendlake.jobs.cli import positive_int, timestamp
+from trendlake.jobs.cli import EXIT_JOB_FAILED, positive_int, timestamp
 
 SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
 DEFAULT_MEMORY = 2**30
@@ -40,7 +40,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--events", required=True, type=Path, metavar="FILE", help="event file: .csv, .jsonl or .parquet")
     p.add_argument("--stream", metavar="SCHEMA", help="stream schema (bundled name or a JSON path) typing the events")
     p.add_argument("--group", action="append", default=[], metavar="K=V", help="a GROUP-BY value of the row (repeatable)")
-    p.add_argument("--window-start", type=timestamp, metavar="T", help="the window's start (ISO-8601 or epoch seconds)")
+    p.add_argument("--window-start", type=timestamp, action="append", metavar="T",
+                   help="the window's start (ISO-8601 or epoch seconds); repeat it for several windows of the "
+                        "group: they are constructed by start, overlapping ones sharing their CET graph and "
+                        "graphlets, each window's trends exactly its own")
     p.add_argument("--all", action="store_true", help="every trend, not only the complete ones")
     p.add_argument("--limit", type=positive_int, metavar="N", help="at most N trends, in time order, without holding the rest")
     p.add_argument("--memory", type=byte_size, default=DEFAULT_MEMORY, metavar="BYTES",
@@ -69,11 +72,15 @@ def run(args: argparse.Namespace) -> int:
         graph_svg,
         list_windows,
         plan_file,
-        trend_row,
     )
 
-    req = Request(args.workload, args.query, args.events, args.stream, tuple(args.group), args.window_start,
+    starts = args.window_start or []
+    req = Request(args.workload, args.query, args.events, args.stream, tuple(args.group), starts[0] if starts else None,
                   not args.all, args.limit, args.memory, args.algorithm, args.optimizer, args.id_column)
+    if len(starts) > 1:
+        if args.svg is not None:
+            raise BadInputError("--svg draws one window: give one --window-start")
+        return _several(args, req, starts)
     if args.window_start is None and (args.explain or args.svg is not None):
         raise BadInputError(f"{'--explain' if args.explain else '--svg'} needs one window: give --window-start "
                             "(and --group); without it the windows are listed")
@@ -102,15 +109,69 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(explain_lines(doc)))
         return 0
     d = planning.drill()
-    n = 0
-    for n, trend in enumerate(d.trends(), start=1):
-        row = trend_row(d, n, trend, args.id_column)
-        if args.format == "json":
-            print(json.dumps({k: json_value(v) if k != "events" else v for k, v in row.items()}, default=str))
-        else:
-            print(f"{n:>6}  " + "  ".join(f"{e['id']}:{e['type']}@{e['ts']}" for e in row["events"]))
+    n = _print_trends(args, d)
     kind = "trends" if args.all else "complete trends"
     cuts = f", {len(d.plan.cuts)} cut(s)" if d.plan.algorithm == "h-cet" else ""
     print(f"{n} of {d.count} {kind} (COUNT(*) {d.count_all}); {d.plan.algorithm}{cuts}, "
           f"estimated memory {d.plan.memory} bytes", file=sys.stderr)
     return 0
+
+
+def _print_trends(args: argparse.Namespace, d: object) -> int:
+    from trendlake.jobs.evaluate import json_value
+    from trendlake.jobs.trends import trend_row
+
+    n = 0
+    for n, trend in enumerate(d.trends(), start=1):  # type: ignore[attr-defined]
+        row = trend_row(d, n, trend, args.id_column)
+        if args.format == "json":
+            print(json.dumps({k: json_value(v) if k != "events" else v for k, v in row.items()}, default=str))
+        else:
+            print(f"{n:>6}  " + "  ".join(f"{e['id']}:{e['type']}@{e['ts']}" for e in row["events"]))
+    return n
+
+
+def _several(args: argparse.Namespace, req: object, starts: list[str]) -> int:
+    """Several windows of one group, by start: overlapping ones share graph and graphlets.
+    A refused window is reported and the others still run (exit 1)."""
+    from trendlake.engine.timeline import format_ts
+    from trendlake.engine.trends import TrendsRefused
+    from trendlake.jobs.trends import shared_document, shared_file, shared_lines
+
+    shared = shared_file(req, starts)  # type: ignore[arg-type]
+    kind = "trends" if args.all else "complete trends"
+    refused = 0
+    for _, p in shared.plans():
+        if isinstance(p, TrendsRefused):
+            print(f"refused: {p}", file=sys.stderr)
+            refused += 1
+            continue
+        where = f"window [{format_ts(p.window[0])}, {format_ts(p.window[1])})"
+        if args.explain:
+            doc = shared_document(p, args.id_column)
+            print(json.dumps(doc, default=str) if args.format == "json" else "\n".join(shared_lines(doc)))
+            continue
+        try:
+            d = p.drill()
+        except TrendsRefused as err:
+            print(f"refused: {err}", file=sys.stderr)
+            refused += 1
+            continue
+        before = shared.stats.to_dict()
+        n = _print_trends(args, d)
+        after = shared.stats.to_dict()
+        how = "planned alone"
+        if d.sharing is not None:
+            got = {k: after[f"graphlets_{k}"] - before[f"graphlets_{k}"] for k in ("reused", "partly", "built")}
+            how = (f"shared graph; graphlets {got['reused']} reused, {got['partly']} partly reused, "
+                   f"{got['built']} built")
+        cuts = f", {len(d.plan.cuts)} cut(s)" if d.plan.algorithm == "h-cet" else ""
+        print(f"{where}: {n} of {d.count} {kind} (COUNT(*) {d.count_all}); {d.plan.algorithm}{cuts}, {how}",
+              file=sys.stderr)
+    s = shared.stats
+    if args.explain:
+        return EXIT_JOB_FAILED if refused else 0
+    print(f"{s.windows} windows: {s.shared_windows} on {s.span_graphs} shared graph(s), {s.alone} alone; "
+          f"graphlets {s.graphlets_reused} reused, {s.graphlets_partly} partly reused, {s.graphlets_built} built",
+          file=sys.stderr)
+    return EXIT_JOB_FAILED if refused else 0

@@ -230,3 +230,9 @@ def test_cet_holds_the_memory_limit_and_partitions(out_dir: Path) -> None:
     quality = next(f for f in data["figures"] if f["id"] == "partition_quality")
     assert quality["series"]["exhaustive"] == [1.0] * len(quality["x"])
     assert all(v is None or v >= 1.0 for name in ("branch-and-bound", "greedy") for v in quality["series"][name])
+    # Fig. 8.1(c): overlapping windows were shared and reused graphlets; rows checked equal (no disagreement)
+    overlap = [p for p in data["points"] if p["figure"] == "window_overlap" and p["strategy"] == "shared"]
+    assert [p["x"] for p in overlap] == next(f for f in data["figures"] if f["id"] == "window_overlap")["x"]
+    most = overlap[-1]["sharing"]
+    assert most["shared_windows"] > 0 and most["graphlets_reused"] + most["graphlets_partly"] > 0, most
+    assert not [d for d in data["agreement"]["disagreements"] if d["figure"] == "window_overlap"]

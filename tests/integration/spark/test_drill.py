@@ -139,6 +139,34 @@ def test_listed_windows_with_all_trends_count_the_aggregation(sample_lake, lake_
             assert all(r["complete"] is False for r in got)
 
 
+def test_overlapping_listed_windows_share_graphlets_and_store_each_windows_trends(
+    sample_lake, lake_copy, spark
+) -> None:
+    """Three consecutive (overlapping) windows of one district: drilled as one cluster on a shared
+    graph, each window's rows exactly the library's for that window alone."""
+    plan, query = sample_lake.plan, "stuck_trips"
+    spec = next(q for q in plan["queries"] if q["name"] == query)
+    slide = spec["window"]["slide_us"]
+    results = result_rows(lake_copy, spec)
+    starts = {}
+    for group, start in results:
+        starts.setdefault(group, set()).add(int(start.timestamp()) * 10**6)
+    chosen = next((g, s) for g, ss in sorted(starts.items()) for s in sorted(ss)
+                  if s + slide in ss and s + 2 * slide in ss)
+    group, first = chosen
+    texts = [f"district={group[0]}@{format_ts(first + i * slide)}" for i in range(3)]
+    report = drill(lake_copy, sample_lake.workload, query, windows=texts, spark=spark)
+    assert [w.status for w in report.windows] == ["drilled"] * 3
+    assert all(w.shared for w in report.windows), [w.graphlets for w in report.windows]
+    assert sum(w.graphlets["reused"] + w.graphlets["partly"] for w in report.windows) > 0
+    windows = by_window(with_group(lake_copy, plan, query))
+    events = bronze_events(lake_copy)
+    for w in report.windows:
+        got = windows.get((group, utc(w.target.start)), [])
+        want = reference(plan, events, query, group, w.target.start, memory=report.memory)
+        assert [as_tuples(r) for r in got] == want and len(want) == w.listed
+
+
 def test_a_refused_window_is_reported_and_the_others_are_written(sample_lake, lake_copy, spark) -> None:
     """With a budget between what two windows need, the CLI writes one, reports the other with its
     COUNT(*) in one line, exits 1, and replaces the refused window's earlier rows by none."""

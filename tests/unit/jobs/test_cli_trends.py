@@ -227,3 +227,29 @@ def test_svg_draws_the_window_graph(tmp_path: Path, capsys) -> None:
     assert len(of_class("graphlet")) == 2
     code = main(["trends", *argv, "--svg", str(tmp_path / "nope" / "g.svg")])
     assert code == EXIT_BAD_INPUT and "does not exist" in capsys.readouterr().err
+
+
+SLIDING = KITING.replace("WITHIN 10 seconds;", "WITHIN 10 seconds SLIDE 5 seconds;")
+
+
+def test_several_windows_share_and_each_lists_its_own_trends(files, capsys) -> None:
+    """Repeated --window-start: the windows of the group by start, overlapping ones on one shared
+    graph; each window's rows are those of asking for it alone."""
+    w, e = files
+    Path(w).write_text(SLIDING)
+    base = [w, "--query", "kites", "--events", e, "--group", "district=n", "--id", "key", "--all"]
+    alone = {}
+    for start in ("0", "5"):
+        code, rows, _ = run([*base, "--window-start", start], capsys)
+        assert code == 0 and rows
+        alone[start] = rows
+    code, rows, err = run([*base, "--window-start", "5", "--window-start", "0"], capsys)
+    assert code == 0
+    assert rows == alone["0"] + alone["5"]  # by start
+    assert "2 windows: 2 on 1 shared graph(s), 0 alone" in err
+    assert err.count("shared graph; graphlets") == 2
+    code, docs, _ = run([*base, "--window-start", "0", "--window-start", "5", "--explain"], capsys)
+    assert code == 0 and [d["shared"] for d in docs] == [True, True]
+    assert [d["count_all"] for d in docs] == [len(alone["0"]), len(alone["5"])]
+    code = main(["trends", *base, "--window-start", "0", "--window-start", "0"])
+    assert code == EXIT_BAD_INPUT and "given twice" in capsys.readouterr().err

@@ -86,14 +86,14 @@ def test_the_predicate_quotes_text_values(spec) -> None:
 
 
 def events_table(rows: list[tuple[int, str, str, int, int]]):
-    """An Arrow table of (window number, type, g, h, ts seconds), as the job's Spark frame holds them."""
+    """An Arrow table of (cluster number, type, g, h, ts seconds), as the job's Spark frame holds them."""
     import pyarrow as pa
 
     ordered = sorted(enumerate(rows), key=lambda ir: (ir[1][0], ir[1][4], ir[0]))
     return pa.table({
         "type": [r[1] for _, r in ordered], "ts": pa.array([r[4] * 10**6 for _, r in ordered], pa.int64()).cast(pa.timestamp("us", tz="UTC")),
         "seq": pa.array([i for i, _ in ordered], pa.int64()), "g": [r[2] for _, r in ordered],
-        "h": pa.array([r[3] for _, r in ordered], pa.int64()), "_w": pa.array([r[0] for _, r in ordered], pa.int32()),
+        "h": pa.array([r[3] for _, r in ordered], pa.int64()), "_c": pa.array([r[0] for _, r in ordered], pa.int32()),
     })
 
 
@@ -113,13 +113,43 @@ def test_each_window_is_drilled_as_the_library_drills_its_events(monkeypatch) ->
     q = engine.load_plan(p).queries["q"]
     for w, (group, start) in enumerate(targets):
         mine = out.filter(pa.compute.equal(out.column("_w"), w)).to_pylist()
-        info = json.loads(mine[0]["info"])
-        evs = events_from_arrow(table.filter(pa.compute.equal(table.column("_w"), w)).drop_columns(["_w"]))
+        info = json.loads(mine[-1]["info"])
+        evs = events_from_arrow(table.filter(pa.compute.equal(table.column("_c"), w)).drop_columns(["_c"]))
         d = trends.drill(q, evs, group, start // q.slide, complete=False, memory=2**30)
-        assert mine[0]["trend"] == 0 and info["status"] == "drilled" and info["count_all"] == d.count_all > 1
+        assert mine[-1]["trend"] == 0 and info["status"] == "drilled" and info["count_all"] == d.count_all > 1
         want = [[(e.seq, e.type, v, datetime.fromtimestamp(e.ts / 1e6, UTC)) for e, v in t] for t in d.trends()]
-        got = [[(e["id"], e["type"], e["variable"], e["ts"]) for e in r["events"]] for r in mine[1:]]
-        assert got == want and [r["trend"] for r in mine[1:]] == list(range(1, len(want) + 1))
+        got = [[(e["id"], e["type"], e["variable"], e["ts"]) for e in r["events"]] for r in mine[:-1]]
+        assert got == want and [r["trend"] for r in mine[:-1]] == list(range(1, len(want) + 1))
+
+
+def test_overlapping_windows_of_a_group_share_and_equal_each_window_alone() -> None:
+    """Windows of one group that overlap form a cluster: its span's events arrive once (``_c``),
+    its windows are drilled by start on one graph with shared graphlets, each exactly as the
+    library drills the window alone; a window of another group stays alone."""
+    import pyarrow as pa
+    from trendlake.engine.columns import events_from_arrow
+
+    p = plan()
+    q = engine.load_plan(p).queries["q"]
+    stream = [("A", 0), ("B", 1), ("B", 3), ("A", 4), ("A", 5), ("B", 6), ("C", 7), ("B", 8), ("C", 9), ("B", 11), ("C", 13),
+              ("A", 15), ("B", 16), ("C", 18)]
+    targets = [(("x", 1), 10_000_000), (("x", 1), 0), (("y", 2), 0), (("x", 1), 5_000_000)]
+    clusters = job.target_clusters(targets, q.within)
+    assert clusters == [[1, 3, 0], [2]]
+    rows = [(0, t, "x", 1, s) for t, s in stream] + [(1, t, "y", 2, s) for t, s in stream if s < 10]
+    table = events_table(rows)
+    out = pa.Table.from_batches(list(job.drill_windows(p, "q", targets, table, True, 2**30, None, clusters)))
+    for w, (group, start) in enumerate(targets):
+        mine = out.filter(pa.compute.equal(out.column("_w"), w)).to_pylist()
+        info = json.loads(mine[-1]["info"])
+        c = next(i for i, ws in enumerate(clusters) if w in ws)
+        evs = events_from_arrow(table.filter(pa.compute.equal(table.column("_c"), c)).drop_columns(["_c"]))
+        d = trends.drill(q, evs, group, start // q.slide, memory=2**30)
+        want = [[(e.seq, v) for e, v in t] for t in d.trends()]
+        assert want and [[(e["id"], e["variable"]) for e in r["events"]] for r in mine[:-1]] == want
+        assert info["shared"] == (group == ("x", 1)) and info["listed"] == d.count
+    infos = [json.loads(r["info"]) for r in out.to_pylist() if r["trend"] == 0]
+    assert sum(i.get("graphlets_reused", 0) + i.get("graphlets_partly", 0) for i in infos) > 0
 
 
 def least_memory(q, events, group) -> int:
@@ -147,14 +177,14 @@ def test_a_window_over_the_budget_is_refused_and_the_next_still_runs() -> None:
     targets = [(("x", 1), 0), (("y", 2), 0)]
 
     def events(w):
-        return events_from_arrow(table.filter(pa.compute.equal(table.column("_w"), w)).drop_columns(["_w"]))
+        return events_from_arrow(table.filter(pa.compute.equal(table.column("_c"), w)).drop_columns(["_c"]))
 
     need = [least_memory(q, events(w), group) for w, (group, _) in enumerate(targets)]
     assert need[1] < need[0]
     out = pa.Table.from_batches(list(job.drill_windows(p, "q", targets, table, False, need[0] - 1, None))).to_pylist()
-    first, second = json.loads(out[0]["info"]), json.loads(out[1]["info"])
+    first, second = json.loads(out[0]["info"]), json.loads(out[-1]["info"])
     assert first["status"] == "refused" and "255 trends, the aggregation's COUNT(*)" in first["message"]
-    assert second["status"] == "drilled" and second["count_all"] == 1 and [r["_w"] for r in out[2:]] == [1]
+    assert second["status"] == "drilled" and second["count_all"] == 1 and [r["_w"] for r in out[1:]] == [1, 1]
 
 
 def test_the_dag_drills_only_when_told(monkeypatch) -> None:
