@@ -206,11 +206,15 @@ def _group_partials(
     values = ks.values({part for r in results.values() for part, _ in r})
     for q in members:
         positions = [q.partition_by.index(g) for g in q.group_by]
+        groups = {part: tuple(key[i] for i in positions) for part, key in values.items()}
+        got = results[q.name]
+        if positions == list(range(len(q.partition_by))):  # a partition is a group: nothing to merge
+            out[q.name] = {(groups[part], k): result for (part, k), result in got.items() if result.trends}
+            continue
         partials = out[q.name]
-        for (part, k), result in results[q.name].items():
+        for (part, k), result in got.items():
             if result.trends:
-                group_values = tuple(values[part][i] for i in positions)
-                merge_into(partials, (group_values, k), result)
+                merge_into(partials, (groups[part], k), result)
     return out
 
 

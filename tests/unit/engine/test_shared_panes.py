@@ -3,9 +3,9 @@
 A ``panes`` group holds one query under several windows; the compiled panes pass
 (``engine/shared/panes/_panes.c``) computes each pane's map once and carries every
 window through its panes. Its rows must be exactly each query's alone: random bodies
-(Kleene, sequences, COUNT(E) keys, local predicates, partitioned or not), random windows
-(``within`` not a multiple of ``slide`` included), streams with simultaneous events, and
-counts past the 128-bit range and around CAP.
+(Kleene, sequences, COUNT(E) keys, local predicates, partitioned or not, partitions finer
+than groups), random windows (``within`` not a multiple of ``slide`` included), streams with
+simultaneous events, and counts past the 128-bit range and around CAP.
 """
 
 from __future__ import annotations
@@ -55,15 +55,18 @@ def _shared(plan: dict[str, Any]) -> dict[str, Any]:
 @st.composite
 def workloads(draw: Any) -> str:
     """2-5 queries of one body under their own windows (seconds; some ``within`` not a multiple
-    of ``slide``), partitioned by g or not, plus sometimes a query of another body."""
+    of ``slide``), grouped by g or not (partitioned by g, or by g and x), plus sometimes a query
+    of another body."""
     body = draw(once.sampled_from(BODIES))
     types = set(re.findall(r"[A-C]", body))
     aggs = draw(once.lists(once.sampled_from(COUNTS), min_size=1, max_size=3, unique=True))
     aggs = [a for a in aggs if a == "COUNT(*)" or a[6] in types] or ["COUNT(*)"]
     preds = draw(once.lists(once.sampled_from(PREDICATES), max_size=2, unique=True))
     preds = [p for p in preds if p[0] in types]
-    where = f" WHERE {' AND '.join(preds)}" if preds else ""
     by = draw(once.sampled_from(("", " GROUP-BY g")))
+    if by and draw(once.booleans()):
+        preds = ["[x]", *preds]  # partitions finer than the groups: windows of several partitions merge
+    where = f" WHERE {' AND '.join(preds)}" if preds else ""
     ret = ", ".join((["g"] if by else []) + aggs)
     queries = []
     for i in range(draw(once.integers(2, 5))):
