@@ -68,7 +68,7 @@ def run(ctx: Context) -> dict[str, Any]:
     key = (facts.equivalence() or [None])[0]
     rec = Recorder(ctx, STRATEGY_NAMES)
     groups = 1  # the equivalence attribute folded onto one value: the partitions are the districts
-    rate = ctx.pick(300, 3000, 6000)
+    rate = ctx.pick(300, 6000, 12000)
     events = make_events(ctx, rate * SPAN_MIN, SPAN_MIN * 60, groups=groups, group_attr=key)
 
     def workload(n: int, omega: float, skew: float) -> str:
@@ -100,7 +100,7 @@ def run(ctx: Context) -> dict[str, Any]:
         point(fig, i, workload(n_default, omega_default, skew))
     fig.notes.append(f"{n_default} queries, ω_max {omega_default}")
 
-    folds = ctx.pick([1, 16], [1, 4, 16, 64], [1, 4, 16, 64, 256])
+    folds = ctx.pick([1, 16], [1, 4, 16, 64], [1, 4, 16, 64])
     fig = rec.figure(Figure("density", "The same events over more partitions", f"{key} values (partitions: x districts)",
                             folds, STRATEGY_NAMES))
     for i, fold in enumerate(fig.x):
