@@ -17,9 +17,16 @@ query applies each step (a run of one variable's events, ``optimizer.cost``'s
 steps per window over the window's length) to each of its open windows,
 ``within / slide`` of them. Over panes, each step is applied once to the
 pane's map, ``D + 1`` states for a state of ``D`` counts (``PANE_STEP_COST`` per
-state), and each window carries the state through its panes with events
-(at most one per step, at most the group's edges in the window), each a
-``D x (D + 1)`` product (``PANE_PRODUCT_COST`` per entry). A group's
+state; a run of events is cut where a pane ends, so a pane with events adds
+about one step), and each window carries the state through the panes with
+events of its own partition, each a ``D x (D + 1)`` product
+(``PANE_PRODUCT_COST`` per entry). The events are taken as spread evenly over
+the partitions of the queries' partitioning (``Statistics.partitions``) and at
+random within a partition: of the ``p`` panes of a window, ``p (1 - e^(-e/p))``
+hold one of its partition's ``e`` events (about ``e`` when they are few, ``p``
+when they are many). So the same events over more partitions cost more
+products, and where each partition has about one event per pane or fewer
+sharing is estimated dearer than alone (docs/engine.md, "Shared panes"). A group's
 ``estimated_cost`` is its queries' cost alone (``optimizer.cost.alone_costs``)
 and that times the ratio of the two rates.
 """
