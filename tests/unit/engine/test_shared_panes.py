@@ -172,6 +172,17 @@ def test_edges_are_every_window_start_and_end_within_a_composite_slide(pairs: li
     assert rules.edges(windows) == sorted(brute)
 
 
+def test_queries_of_one_window_add_no_edges_to_the_limit() -> None:
+    """Three queries of each of two windows with 2,049 window starts in their composite slide
+    (2,048): the edges and the limit count distinct windows; a third distinct window is past
+    the limit."""
+    windows = [(4, 1), (4096, 2048)]
+    assert sum(rules.composite_slide(windows) // s for _, s in windows) * 3 > rules.EDGE_LIMIT
+    assert rules.edges(windows * 3) == rules.edges(windows)
+    with pytest.raises(ValueError, match=f"more than {rules.EDGE_LIMIT} edges"):
+        rules.edges([*windows, (3, 3)])
+
+
 def _group(text: str) -> dict[str, Any]:
     plan = _shared(_plan(text))
     return plan
