@@ -206,11 +206,15 @@ def _group_partials(
     values = ks.values({part for r in results.values() for part, _ in r})
     for q in members:
         positions = [q.partition_by.index(g) for g in q.group_by]
+        groups = {part: tuple(key[i] for i in positions) for part, key in values.items()}
+        got = results[q.name]
+        if positions == list(range(len(q.partition_by))):  # a partition is a group: nothing to merge
+            out[q.name] = {(groups[part], k): result for (part, k), result in got.items() if result.trends}
+            continue
         partials = out[q.name]
-        for (part, k), result in results[q.name].items():
+        for (part, k), result in got.items():
             if result.trends:
-                group_values = tuple(values[part][i] for i in positions)
-                merge_into(partials, (group_values, k), result)
+                merge_into(partials, (groups[part], k), result)
     return out
 
 
@@ -226,19 +230,21 @@ def finish_query(query: CompiledQuery, partials: Partials) -> list[dict[str, Any
     """Result rows (DESIGN §5) of merged partial results, sorted by group and window."""
     rows = []
     keys = list(partials)
-    if all(isinstance(v, (int, float)) for group, _ in keys for v in group):
+    name, group_by, within, slide = query.name, query.group_by, query.within, query.slide
+    # per group (far fewer than rows): its order and its row's first columns
+    heads = {group: {"query": name, **dict(zip(group_by, group, strict=True))} for group in {g for g, _ in keys}}
+    if all(isinstance(v, (int, float)) for group in heads for v in group):
         keys.sort()  # numbers only: the same order as _sortable's, without a key per row
     else:
-        keys.sort(key=lambda gk: (tuple(_sortable(v) for v in gk[0]), gk[1]))
-    name, group_by, within, slide = query.name, query.group_by, query.within, query.slide
+        order = {group: tuple(_sortable(v) for v in group) for group in heads}
+        keys.sort(key=lambda gk: (order[gk[0]], gk[1]))
     aggregates = finalizer(query)
     for key in keys:
         result = partials[key]
         if not result.trends:
             continue
         group, k = key
-        row: dict[str, Any] = {"query": name}
-        row.update(zip(group_by, group, strict=True))
+        row: dict[str, Any] = heads[group].copy()
         row["window_start"] = start = k * slide  # timeline.window_bounds
         row["window_end"] = start + within
         for agg, read in aggregates:

@@ -567,7 +567,10 @@ class Recorder:
         runs when the partial trends it would walk through (``enumeration_paths``) stay
         under ``max_paths``. A shared strategy's point records the plan it ran
         (``plan_planner``, ``plan_groups``, ``same_plan_as``): two strategies that ran the
-        same plan did the same work, whatever their times say.
+        same plan did the same work, whatever their times say. Beside the wall times
+        (``times_s``, ``median_s``: what the figures and ratios use) each point records the
+        process's CPU times (``cpu_s``, ``cpu_median_s``), which other processes on a shared
+        machine disturb less.
         """
         x = fig.x[i]
         results: dict[str, list[dict[str, Any]]] = {}
@@ -603,10 +606,15 @@ class Recorder:
                     point["same_plan_as"] = plans[sharing]
                 plans.setdefault(sharing, name)
         times: dict[str, list[float]] = {name: [] for name in runs}
+        cpu: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(max(1, self.ctx.repeat)):
             for name in list(runs):
                 try:
-                    rows, took = timed(runs[name], 1)
+                    gc.collect()
+                    started, cpu_started = time.perf_counter(), time.process_time()
+                    rows = runs[name]()
+                    took = [time.perf_counter() - started]
+                    cpu[name].append(time.process_time() - cpu_started)
                 except engine.Unsupported as err:
                     points.pop(name).update(status="unsupported", reason=str(err))
                     del runs[name], times[name]
@@ -616,7 +624,8 @@ class Recorder:
         for name, point in points.items():
             median = statistics.median(times[name])
             rows = results[name]
-            point.update(status=OK, times_s=[round(t, 6) for t in times[name]], median_s=round(median, 6), rows=len(rows))
+            point.update(status=OK, times_s=[round(t, 6) for t in times[name]], median_s=round(median, 6), rows=len(rows),
+                         cpu_s=[round(t, 6) for t in cpu[name]], cpu_median_s=round(statistics.median(cpu[name]), 6))
             if rows and "COUNT(*)" in rows[0]:
                 point["trends"] = trend_total(rows)
             fig.series[name][i] = round(median, 6)

@@ -32,7 +32,10 @@ from trendlake.optimizer.generator import aggregate
 
 
 def weaveshare(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, Any]) -> list[QuerySpec]:
-    """Weave Share §7: Zipf-distributed slides, ranges = slide × overlap factor ~ U[1, ω_max]."""
+    """Weave Share §7: Zipf-distributed slides, ranges = slide × overlap factor ~ U[1, ω_max].
+    Each query returns COUNT(*) and, with ``aggregates`` ``sum``, the SUM of the Kleene type's
+    first measure, with ``count`` COUNT of the Kleene type (a state of counts only, which the
+    ``panes`` kind shares)."""
     skew, omega_max = float(p["skew"]), float(p["max_overlap"])
     n_slides, unit = int(p["slides"]), int(p["slide_unit_seconds"])
     if n_slides < 1 or unit < 1 or omega_max < 1 or skew < 0:
@@ -45,7 +48,11 @@ def weaveshare(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, Any]
     kv = first_in_kleene(occurrences(pattern))
     measures = facts.measures.get(k, ())
     aggs = [aggregate("count_star")]
-    if measures:
+    if p["aggregates"] == "count":
+        aggs.append(aggregate("count", kv.var))
+    elif p["aggregates"] != "sum":
+        raise ValueError(f"aggregates: sum or count, not {p['aggregates']!r}")
+    elif measures:
         aggs.append(aggregate("sum", kv.var, measures[0]))
     specs = []
     for i in range(n):
@@ -63,5 +70,6 @@ def weaveshare(rng: random.Random, facts: StreamFacts, n: int, p: dict[str, Any]
 
 KINDS: dict[str, Kind] = {
     "weaveshare": Kind(weaveshare, "Weave Share §7 (Zipf slides, maximum overlap factor)",
-                       {"skew": 0.6, "max_overlap": 10.0, "slides": 10, "slide_unit_seconds": 60, "kleene_type": ""}),
+                       {"skew": 0.6, "max_overlap": 10.0, "slides": 10, "slide_unit_seconds": 60, "kleene_type": "",
+                        "aggregates": "sum"}),
 }

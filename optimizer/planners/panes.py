@@ -17,15 +17,23 @@ query applies each step (a run of one variable's events, ``optimizer.cost``'s
 steps per window over the window's length) to each of its open windows,
 ``within / slide`` of them. Over panes, each step is applied once to the
 pane's map, ``D + 1`` states for a state of ``D`` counts (``PANE_STEP_COST`` per
-state), and each window carries the state through its panes with events
-(at most one per step, at most the group's edges in the window), each a
-``D x (D + 1)`` product (``PANE_PRODUCT_COST`` per entry). A group's
+state; a run of events is cut where a pane ends, so a pane with events adds
+about one step), and each window carries the state through the panes with
+events of its own partition, each a ``D x (D + 1)`` product
+(``PANE_PRODUCT_COST`` per entry). The events are taken as spread evenly over
+the partitions of the queries' partitioning (``Statistics.partitions``) and at
+random within a partition: of the ``p`` panes of a window, ``p (1 - e^(-e/p))``
+hold one of its partition's ``e`` events (about ``e`` when they are few, ``p``
+when they are many). So the same events over more partitions cost more
+products, and where each partition has about one event per pane or fewer
+sharing is estimated dearer than alone (docs/engine.md, "Shared panes"). A group's
 ``estimated_cost`` is its queries' cost alone (``optimizer.cost.alone_costs``)
 and that times the ratio of the two rates.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -108,16 +116,42 @@ def counts_of(entry: Mapping[str, Any]) -> int:
     return len(positive) * (1 + len(keys))
 
 
+def partitions_of(entry: Mapping[str, Any], statistics: Any) -> float:
+    """The partitions of a query's partitioning holding events of its positive types (the most
+    of any of its types; 1 where the statistics do not say)."""
+    if statistics is None:
+        return 1.0
+    types = {v["type"] for v in entry["variables"] if not v["negated"]}
+    return max([1.0, *(statistics.partitions(entry["partition_by"], t) for t in types)])
+
+
+def nonempty_panes(panes_: float, steps: float) -> float:
+    """The expected panes with a step among ``panes_`` panes of one window and partition that
+    hold ``steps`` steps spread at random: ``panes_ (1 - e^(-steps / panes_))``, about ``steps``
+    when they are few and ``panes_`` when they are many."""
+    if panes_ <= 0 or steps <= 0:
+        return 0.0
+    return panes_ * -math.expm1(-steps / panes_)
+
+
 def estimate(entries: Mapping[str, Mapping[str, Any]], queries: Sequence[str], statistics: Any) -> tuple[float, float]:
     """(shared, non-shared) cost per window of ``queries`` as one ``panes`` group."""
     costs = alone_costs({q: entries[q] for q in queries}, statistics)
     windows = panes.windows_of(entries, queries)
-    # steps per microsecond (the same query: the same steps, whatever its window)
+    first = entries[queries[0]]
+    # steps and events per microsecond (the same query: the same steps, whatever its window)
     rate = sum(costs[q] / w for q, (w, _) in zip(queries, windows, strict=True)) / len(queries)
+    types = {v["type"] for v in first["variables"] if not v["negated"]}
+    longest = max(w for w, _ in windows)
+    events = sum(rates_for(statistics, longest, types).events.values()) / longest
     alone_rate = sum(rate * w / s for w, s in windows)
-    d = counts_of(entries[queries[0]])
+    d = counts_of(first)
     edges_per_us = len(rules.edges(windows)) / rules.composite_slide(windows)
-    products = sum(min(edges_per_us * w, rate * w) / s for w, s in windows)
-    shared_rate = rate * (d + 1) * PANE_STEP_COST + products * d * (d + 1) * PANE_PRODUCT_COST
+    parts = partitions_of(first, statistics)
+    # per partition: a pane with an event is a map; a step is cut where a pane ends
+    per_pane = events / parts / edges_per_us
+    steps = rate + parts * edges_per_us * -math.expm1(-per_pane)
+    products = sum(parts * nonempty_panes(edges_per_us * w, events * w / parts) / s for w, s in windows)
+    shared_rate = steps * (d + 1) * PANE_STEP_COST + products * d * (d + 1) * PANE_PRODUCT_COST
     non_shared = sum(costs.values())
     return (non_shared * shared_rate / alone_rate if alone_rate > 0 else non_shared), non_shared

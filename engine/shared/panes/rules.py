@@ -71,8 +71,9 @@ def edges(windows: Iterable[tuple[int, int]]) -> list[int]:
     """The positions in ``(0, composite slide]`` where a window of ``(within, slide)`` windows
     starts or ends (a position modulo the composite slide; the composite slide itself for
     0), sorted; the composite slide is always one. ValueError past ``EDGE_LIMIT`` window
-    starts in one composite slide."""
-    windows = list(windows)
+    starts in one composite slide (of the distinct windows: queries of one window add no
+    edges)."""
+    windows = list(dict.fromkeys((int(w), int(s)) for w, s in windows))
     cs = composite_slide(windows)
     if sum(cs // int(s) for _, s in windows) > EDGE_LIMIT:
         raise ValueError(f"the windows have more than {EDGE_LIMIT} edges in their composite slide of {cs}us")

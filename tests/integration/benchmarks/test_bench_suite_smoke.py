@@ -31,7 +31,7 @@ RUNS = {
                "eval-none", "eval-hamlet", "eval-hamlet-plan"},
     "gloria": {"greta", "cogra", "optimizer:none", "hamlet-dynamic", "auto", "gloria", "gloria-greedy",
                "optimizer:gloria", "optimizer:gloria-noprune", "optimizer:gloria-greedy"},
-    "weaveshare": {"greta", "cogra", "auto", "shared-panes", "weaveshare"},
+    "weaveshare": {"cogra", "auto", "shared-panes", "weaveshare"},
 }
 LOCAL = [n for n in EXPERIMENTS if n not in SPARK_EXPERIMENTS]
 _RECORDS: dict[str, dict[str, Any]] = {}

@@ -119,7 +119,7 @@ DIGESTS = {
     "workload:gloria-seq": "b07e2f9ddf4c47b8",
     "workload:gloria-kleene": "c4f50f018bd3fb79",
     "workload:gloria-mixed": "544adfd712ef9fb2",
-    "workload:weaveshare": "5749cd309a3f44e8",
+    "workload:weaveshare": "0a24ea6badbce538",
 }
 
 

@@ -248,6 +248,23 @@ def test_weaveshare_windows_share_panes_and_respect_overlap() -> None:
     assert max(q.window.within_us / q.window.slide_us for q in big.queries) > 10
 
 
+def test_weaveshare_count_aggregates_make_panes_candidates() -> None:
+    """``aggregates=count``: the same queries (windows, pattern) returning COUNT(*) and COUNT of
+    the Kleene type, a state of counts the ``panes`` kind shares; ``sum`` queries it does not."""
+    from trendlake.engine.shared.panes import rules
+
+    schema = _stream("rides")
+    summed = compile_text(generate_workload("weaveshare", 8, 2, schema), schema)
+    counted = compile_text(generate_workload("weaveshare", 8, 2, schema, aggregates="count"), schema)
+    assert [q.window for q in summed.queries] == [q.window for q in counted.queries]
+    for w, eligible in ((summed, False), (counted, True)):
+        entries = optimizer.build_plan(w)["queries"]
+        assert all((rules.eligible(e) is None) is eligible for e in entries), entries[0]["aggregates"]
+    assert {a["fn"] for e in optimizer.build_plan(counted)["queries"] for a in e["aggregates"]} == {"count_star", "count"}
+    with pytest.raises(ValueError, match="aggregates: sum or count"):
+        generate_workload("weaveshare", 2, 0, schema, aggregates="avg")
+
+
 @pytest.mark.parametrize("skew", [0.0, 0.6, 1.2])
 def test_weaveshare_slides_follow_zipf(skew: float) -> None:
     n, slides = 4000, 6

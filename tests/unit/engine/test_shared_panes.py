@@ -3,9 +3,9 @@
 A ``panes`` group holds one query under several windows; the compiled panes pass
 (``engine/shared/panes/_panes.c``) computes each pane's map once and carries every
 window through its panes. Its rows must be exactly each query's alone: random bodies
-(Kleene, sequences, COUNT(E) keys, local predicates, partitioned or not), random windows
-(``within`` not a multiple of ``slide`` included), streams with simultaneous events, and
-counts past the 128-bit range and around CAP.
+(Kleene, sequences, COUNT(E) keys, local predicates, partitioned or not, partitions finer
+than groups), random windows (``within`` not a multiple of ``slide`` included), streams with
+simultaneous events, and counts past the 128-bit range and around CAP.
 """
 
 from __future__ import annotations
@@ -55,15 +55,18 @@ def _shared(plan: dict[str, Any]) -> dict[str, Any]:
 @st.composite
 def workloads(draw: Any) -> str:
     """2-5 queries of one body under their own windows (seconds; some ``within`` not a multiple
-    of ``slide``), partitioned by g or not, plus sometimes a query of another body."""
+    of ``slide``), grouped by g or not (partitioned by g, or by g and x), plus sometimes a query
+    of another body."""
     body = draw(once.sampled_from(BODIES))
     types = set(re.findall(r"[A-C]", body))
     aggs = draw(once.lists(once.sampled_from(COUNTS), min_size=1, max_size=3, unique=True))
     aggs = [a for a in aggs if a == "COUNT(*)" or a[6] in types] or ["COUNT(*)"]
     preds = draw(once.lists(once.sampled_from(PREDICATES), max_size=2, unique=True))
     preds = [p for p in preds if p[0] in types]
-    where = f" WHERE {' AND '.join(preds)}" if preds else ""
     by = draw(once.sampled_from(("", " GROUP-BY g")))
+    if by and draw(once.booleans()):
+        preds = ["[x]", *preds]  # partitions finer than the groups: windows of several partitions merge
+    where = f" WHERE {' AND '.join(preds)}" if preds else ""
     ret = ", ".join((["g"] if by else []) + aggs)
     queries = []
     for i in range(draw(once.integers(2, 5))):
@@ -167,6 +170,17 @@ def test_edges_are_every_window_start_and_end_within_a_composite_slide(pairs: li
         if any(t % s == 0 or (t - w) % s == 0 for w, s in windows):
             brute.add((t - 1) % cs + 1)
     assert rules.edges(windows) == sorted(brute)
+
+
+def test_queries_of_one_window_add_no_edges_to_the_limit() -> None:
+    """Three queries of each of two windows with 2,049 window starts in their composite slide
+    (2,048): the edges and the limit count distinct windows; a third distinct window is past
+    the limit."""
+    windows = [(4, 1), (4096, 2048)]
+    assert sum(rules.composite_slide(windows) // s for _, s in windows) * 3 > rules.EDGE_LIMIT
+    assert rules.edges(windows * 3) == rules.edges(windows)
+    with pytest.raises(ValueError, match=f"more than {rules.EDGE_LIMIT} edges"):
+        rules.edges([*windows, (3, 3)])
 
 
 def _group(text: str) -> dict[str, Any]:

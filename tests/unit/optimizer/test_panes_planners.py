@@ -69,3 +69,43 @@ def test_the_nightly_plan_is_incremental_when_the_workload_changed_little(tmp_pa
     assert previous_plan(lake, workload_name(wl))["plan_id"] == second.plan_id
     wl.write_text(_text(WINDOWS[:2]))  # three of five gone
     assert not changed_little(previous_plan(lake, workload_name(wl)), wl)
+
+
+
+def _partitioned(partitions: int) -> tuple[str, dict]:
+    """The five windows' queries partitioned by g (a state of 4 counts), and the DENSE rates
+    spread over ``partitions`` partitions of g."""
+    text = "\n".join(f"QUERY q{w}_{s} RETURN g, COUNT(*), COUNT(B) PATTERN SEQ(A, B+) GROUP-BY g "
+                     f"WITHIN {w} seconds SLIDE {s} seconds;" for w, s in WINDOWS)
+    return text, dict(DENSE, partitions=[{"partition_by": ["g"], "count": partitions}])
+
+
+def _estimate(partitions: int) -> tuple[float, float]:
+    from trendlake.optimizer.planners.panes import estimate
+    from trendlake.optimizer.statistics import Statistics
+
+    text, stats = _partitioned(partitions)
+    entries = {q["name"]: q for q in build_plan(parse_workload(text), planner="none")["queries"]}
+    return estimate(entries, list(entries), Statistics.of(stats))
+
+
+def test_sharing_panes_is_estimated_dearer_as_the_events_spread_over_more_partitions() -> None:
+    """A window carries its state through each pane with an event in its own partition: the
+    same events over more partitions leave more panes with an event, so more products. The
+    shared estimate grows with the partitions (the estimate alone does not change): cheaper
+    than alone with one partition, dearer where each partition's panes hold far less than one
+    event (42 events a second, 5-second panes, 4096 partitions), as a product of a 4-count
+    state (20 multiply-adds) costs about one step of a window alone."""
+    got = [_estimate(parts) for parts in (1, 4, 16, 64, 256, 1024, 4096)]
+    shared = [s for s, _ in got]
+    assert len({alone for _, alone in got}) == 1
+    assert shared == sorted(shared) and shared[0] < shared[-1]
+    assert got[0][0] < got[0][1] and got[-1][0] > got[-1][1]
+
+
+@pytest.mark.parametrize("planner", ["shared-panes", "weaveshare", "auto"])
+def test_no_panes_group_where_each_partition_has_about_one_event_per_pane(planner: str) -> None:
+    for parts, shares in ((1, True), (4096, False)):
+        text, stats = _partitioned(parts)
+        plan = build_plan(parse_workload(text), planner=planner, statistics=stats)
+        assert any(g["kind"] == "panes" for g in plan["sharing"]) is shares, (parts, plan["sharing"])
