@@ -54,16 +54,13 @@ SHAPE_OPTIONS: dict[str, dict[str, Any]] = {
     "sharon-ecommerce": {},
     "sharon-traffic": {},
 }
-# the constant of each (kind, executor that ran the group, as its record says)
-# (a subsequence group off the prefix pass runs on the sequence kind's passes, snapshots of
-# its queries' prefixes, planned with SUBSEQUENCE_STEP_COST whichever of them runs it)
-EXECUTORS = {("sequence", "compiled"): "SEQUENCE_COMPILED_STEP_COST", ("sequence", "python"): "SEQUENCE_STEP_COST",
-             ("subsequence", "prefix"): "PREFIX_STEP_COST", ("subsequence", "compiled"): "SUBSEQUENCE_STEP_COST",
-             ("subsequence", "python"): "SUBSEQUENCE_STEP_COST"}
-# the names the record uses for them
-EXECUTOR_NAMES = {("sequence", "compiled"): "compiled", ("sequence", "python"): "python",
-                  ("subsequence", "prefix"): "prefix", ("subsequence", "compiled"): "snapshots",
-                  ("subsequence", "python"): "snapshots-python"}
+# the constants a group may have been estimated with, by the pass its record says ran it (a
+# group of Sharon's off the prefix pass runs on the same passes as GLORIA's, snapshots of its
+# queries' prefixes, estimated with SUBSEQUENCE_STEP_COST whichever of them runs it)
+EXECUTORS = {"compiled": ("SEQUENCE_COMPILED_STEP_COST", "SUBSEQUENCE_STEP_COST"),
+             "python": ("SEQUENCE_STEP_COST", "SUBSEQUENCE_STEP_COST"),
+             "prefix": ("PREFIX_STEP_COST",)}
+CONSTANTS = ("SEQUENCE_COMPILED_STEP_COST", "SEQUENCE_STEP_COST", "PREFIX_STEP_COST", "SUBSEQUENCE_STEP_COST")
 
 
 def _counts(text: str) -> list[int]:
@@ -83,8 +80,8 @@ def run(ctx: Context) -> dict[str, Any]:
                 f"planned ratio {r['planned_ratio']:.3f}: "
                 f"factor {r['factor']:.2f}")
     ctx.log(f"  median factor {result['median_factor']}, quartiles {result['quartiles']}")
-    for executor, got in result["by_executor"].items():
-        ctx.log(f"  {executor} executor: {got['groups']} groups, median factor {got['median_factor']}")
+    for constant, got in result["by_constant"].items():
+        ctx.log(f"  {constant}: {got['groups']} groups, median factor {got['median_factor']}")
     rows = result["rows"]
     x = [f"{r['planner']}:{r['queries_in_workload']}:{r['group']}" for r in rows]
     fig = Figure("groups", "Each group gloria and sharon form: shared vs its queries alone", "planner:queries:group", x,
@@ -148,28 +145,28 @@ def measure(ctx: Context, counts: list[int], repeat: int) -> dict[str, Any]:
                 # planned with: its estimate divided by its step cost
                 step_cost = g["parameters"]["step_cost"]
                 ratio = est["shared"] / est["non_shared"] / step_cost
-                ran = (g["kind"], records[g["id"]].executor)
-                if not ran[1]:  # none of its queries matched an event: nothing ran to measure
+                executor = records[g["id"]].executor
+                if not executor:  # none of its queries matched an event: nothing ran to measure
                     ctx.log(f"  {shape:<16} {n:>3} queries, {planner} group {g['id']}: no events, not measured")
                     continue
-                if getattr(optimizer.cost, EXECUTORS[ran]) != step_cost:
-                    raise AssertionError(f"group {g['id']} ran on the {ran[1]} pass but was estimated "
-                                         f"with step cost {step_cost}, not {EXECUTORS[ran]}")
-                executor = EXECUTOR_NAMES[ran]
+                constant = next((c for c in EXECUTORS[executor] if getattr(optimizer.cost, c) == step_cost), None)
+                if constant is None:
+                    raise AssertionError(f"group {g['id']} ran on the {executor} pass but was estimated with step "
+                                         f"cost {step_cost}, none of {', '.join(EXECUTORS[executor])}")
                 rows.append({"workload": shape, "planner": planner, "kind": g["kind"],
                              "queries_in_workload": n, "group": g["id"], "queries": len(g["queries"]),
-                             "executor": executor,
+                             "executor": executor, "constant": constant,
                              "shared_s": round(group_s[g["id"]], 6), "alone_s": round(alone_s, 6),
                              "planned_ratio": round(ratio, 4),
                              "factor": round(group_s[g["id"]] / alone_s / ratio, 3)})
     factors = [r["factor"] for r in rows]
-    by_executor = {}
-    for executor in EXECUTOR_NAMES.values():
-        mine = [r["factor"] for r in rows if r["executor"] == executor]
-        by_executor[executor] = {"groups": len(mine), "median_factor": statistics.median(mine) if mine else None}
+    by_constant = {}
+    for constant in CONSTANTS:
+        mine = [r["factor"] for r in rows if r["constant"] == constant]
+        by_constant[constant] = {"groups": len(mine), "median_factor": statistics.median(mine) if mine else None}
     return {"rows": rows, "median_factor": statistics.median(factors) if factors else None,
             "quartiles": statistics.quantiles(factors, n=4) if len(factors) >= 2 else None,
-            "by_executor": by_executor,
-            "constants_in_use": {EXECUTOR_NAMES[k]: getattr(optimizer.cost, c) for k, c in EXECUTORS.items()},
+            "by_constant": by_constant,
+            "constants_in_use": {c: getattr(optimizer.cost, c) for c in CONSTANTS},
             "agreement": {"checked": checks, "all_agree": not disagreements, "disagreements": disagreements}}
 
