@@ -28,7 +28,7 @@ demo: $(STAMP)
 # they imported the pipeline stack by then), then the integration files (--dist loadgroup: each
 # file, or the files sharing the sample lake, on one worker; below).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=15 tests
 
 # --dist worksteal: a worker that runs out of tests takes queued ones from the other, so the
 # longest properties do not leave one core idle at the end

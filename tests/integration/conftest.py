@@ -56,22 +56,28 @@ SAMPLE_LAKE_FILES = (
     "spark/test_drill.py",
     "spark/test_bench_replay_smoke.py",
 )
-# units of work (files, or the sample-lake group), longest first as measured on 2 cores;
-# files not listed follow in collection order
+# units of work (files, or the sample-lake group), longest first as measured on 2 cores
+# (``--junitxml`` of a full run, the test times summed per unit); files not listed, each
+# under 10 s, follow in collection order and fill the end of the run
 LONGEST_FIRST = (
-    "cluster/test_cluster.py",
     "sample_lake",
-    "spark/test_ingest_reliability.py",
-    "spark/test_ingest_fuzz.py",
+    "cluster/test_cluster.py",
     "spark/test_exit_codes.py",
-    "spark/test_ingest.py",
-    "spark/test_adapters_ingest.py",
-    "spark/test_pushdown_conformance.py",
     "benchmarks/test_bench_suite_smoke.py",
-    "spark/test_replay_atomic.py",
-    "spark/test_typing_agreement.py",
+    "spark/test_ingest_reliability.py",
+    "spark/test_ingest.py",
+    "spark/test_bench_ingest_smoke.py",
     "spark/test_sql_readonly.py",
-    "spark/test_overflow.py",
+    "spark/test_sql_registry.py",
+    "spark/test_ingest_fuzz.py",
+    "spark/test_adapters_ingest.py",
+    "packaging/test_wheel.py",
+    "spark/test_typing_agreement.py",
+    "spark/test_ingest_typing_edges.py",
+    "spark/test_pushdown_conformance.py",
+    "spark/test_csv_split.py",
+    "spark/test_replay_atomic.py",
+    "spark/test_stats.py",
 )
 
 
