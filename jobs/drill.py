@@ -274,15 +274,15 @@ def drill_windows(
         shared = SharedWindows(q, events, group, sorted(windows), complete=complete, memory=memory, limit=limit)
         for k, p in shared.plans():
             w = windows[k]
-            info: dict[str, Any] = {"status": "drilled"}
-            d = None
-            try:
-                if isinstance(p, TrendsRefused):
-                    raise p
-                d = p.drill()
-            except TrendsRefused as err:
-                info = {"status": "refused", "message": str(err)}
-            before = shared.stats.to_dict()
+            d, refusal = None, p if isinstance(p, TrendsRefused) else None
+            if refusal is None:
+                try:
+                    d = p.drill()
+                except TrendsRefused as err:
+                    refusal = err
+            info: dict[str, Any] = ({"status": "refused", "message": str(refusal)} if refusal is not None
+                                    else {"status": "drilled"})
+            before = shared.stats.graphlet_counts()
             rows: list[dict[str, Any]] = []
             n = 0
             if d is not None:
@@ -292,10 +292,9 @@ def drill_windows(
                     if len(rows) >= ROWS_PER_BATCH:
                         yield pa.RecordBatch.from_pylist(rows, schema=schema)
                         rows = []
-                after = shared.stats.to_dict()
                 info.update(count_all=d.count_all, listed=d.count, algorithm=d.plan.algorithm,
                             cuts=len(d.plan.cuts), memory=d.plan.memory, shared=d.sharing is not None,
-                            **{k: after[k] - before[k] for k in SHARED_COUNTS})
+                            **{f"graphlets_{k}": v - before[k] for k, v in shared.stats.graphlet_counts().items()})
             if rows:
                 yield pa.RecordBatch.from_pylist(rows, schema=schema)
             # the info row after the trends: what they shared is known once they are constructed

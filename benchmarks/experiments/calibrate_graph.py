@@ -37,7 +37,7 @@ from trendlake.optimizer.planners import hamlet
 from trendlake.optimizer.statistics import Statistics
 from trendlake.schemas import load_stream_schema, workload_path
 
-from benchmarks.experiments.common import OK, Context, Figure, make_record, rows_agree
+from benchmarks.experiments.common import OK, Context, Figure, int_list, make_record, rows_agree
 from trendlake import engine, optimizer
 
 TITLE = "Event-grained graphs: a query alone in compiled steps, and a shared graph (GRAPH_*_COST)"
@@ -45,12 +45,8 @@ SHARED_TYPE = "Travel"
 ADJACENT = "WHERE Travel.speed < NEXT(Travel).speed\n"
 
 
-def _counts(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x]
-
-
 def add_options(p: Any) -> None:
-    p.add_argument("--events", type=_counts, help="events of each generated day, comma separated "
+    p.add_argument("--events", type=int_list, help="events of each generated day, comma separated "
                    "(full: 30000,60000,100000)")
 
 

@@ -32,6 +32,7 @@ from benchmarks.experiments.common import (
     OK,
     Context,
     Figure,
+    int_list,
     make_events,
     make_record,
     measured_ranges,
@@ -63,12 +64,8 @@ EXECUTORS = {"compiled": ("SEQUENCE_COMPILED_STEP_COST", "SUBSEQUENCE_STEP_COST"
 CONSTANTS = ("SEQUENCE_COMPILED_STEP_COST", "SEQUENCE_STEP_COST", "PREFIX_STEP_COST", "SUBSEQUENCE_STEP_COST")
 
 
-def _counts(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x]
-
-
 def add_options(p: Any) -> None:
-    p.add_argument("--queries", type=_counts, help="workload sizes, comma separated (full: 28,42,84,120)")
+    p.add_argument("--queries", type=int_list, help="workload sizes, comma separated (full: 28,42,84,120)")
 
 
 def run(ctx: Context) -> dict[str, Any]:

@@ -61,7 +61,7 @@ from trendlake.engine.trends import run as construct
 from trendlake.engine.trends.cost import cost
 from trendlake.engine.trends.partitioning import MAX_EXHAUSTIVE_CUTS, OPTIMIZERS, valid_cuts
 
-from benchmarks.experiments.common import OK, Context, Figure, make_record
+from benchmarks.experiments.common import OK, Context, Figure, int_list, make_record
 from trendlake import engine, optimizer
 
 TITLE = "CET detection: M-CET vs T-CET vs H-CET under a memory budget; partitioning optimizers (dissertation ch. 8)"
@@ -95,14 +95,10 @@ FRACTIONS = [0.0, 0.25, 0.5, 0.75, 1.0]
 OVERLAP_BUDGET = 8  # the overlap figure's budget, times --budget: room for the span graph and the cache
 
 
-def _counts(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x]
-
-
 def add_options(p: Any) -> None:
     from trendlake.jobs.cli.trends import byte_size
 
-    p.add_argument("--seconds", type=_counts, help="window lengths in seconds, comma separated (the x axis)")
+    p.add_argument("--seconds", type=int_list, help="window lengths in seconds, comma separated (the x axis)")
     p.add_argument("--rate", type=int, help="events per second (mean of a layer)")
     p.add_argument("--compat", type=int, help="events each event is compatible with (of the previous second)")
     p.add_argument("--budget", type=byte_size, help="the memory budget of H-CET (bytes, or 512K, 4M, ...)")

@@ -337,15 +337,26 @@ def prepare(text: str, schema: dict[str, Any] | None = None) -> Prepared:
     return Prepared(text, workload, engine.load_plan(plan, optimizer.workload_hash(text)), len(workload.queries))
 
 
+def int_list(text: str) -> list[int]:
+    """An experiment option's comma-separated integers (``20,40,80``; empty items skipped)."""
+    return [int(x) for x in text.split(",") if x]
+
+
+def timed_once(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+    """Run ``fn`` once after a garbage collection; its result, wall and process CPU seconds."""
+    gc.collect()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    result = fn()
+    return result, time.perf_counter() - started, time.process_time() - cpu_started
+
+
 def timed(fn: Callable[[], Any], repeat: int) -> tuple[Any, list[float]]:
     """Run ``fn`` ``repeat`` times; its last result and every wall time in seconds."""
     times = []
     result = None
     for _ in range(max(1, repeat)):
-        gc.collect()
-        started = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - started)
+        result, wall, _ = timed_once(fn)
+        times.append(wall)
     return result, times
 
 
@@ -610,16 +621,13 @@ class Recorder:
         for _ in range(max(1, self.ctx.repeat)):
             for name in list(runs):
                 try:
-                    gc.collect()
-                    started, cpu_started = time.perf_counter(), time.process_time()
-                    rows = runs[name]()
-                    took = [time.perf_counter() - started]
-                    cpu[name].append(time.process_time() - cpu_started)
+                    rows, wall, cpu_s = timed_once(runs[name])
                 except engine.Unsupported as err:
                     points.pop(name).update(status="unsupported", reason=str(err))
                     del runs[name], times[name]
                     continue
-                times[name] += took
+                times[name].append(wall)
+                cpu[name].append(cpu_s)
                 results[name] = rows
         for name, point in points.items():
             median = statistics.median(times[name])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from trendlake.engine.columns import Event
@@ -95,8 +95,8 @@ def run(paths: Paths, plan: Cost, stats: dict[str, int] | None = None) -> Iterat
 
 
 @dataclass
-class Drill:
-    """The trends of one (group, window): its graph, their counts and the chosen plan."""
+class _Window:
+    """One (group, window) of a query: its graph and the counts of its trends."""
 
     query: CompiledQuery
     group: tuple[Any, ...]
@@ -106,14 +106,20 @@ class Drill:
     complete: bool
     count_all: int  # every trend: the aggregation's COUNT(*)
     count: int  # the trends listed (complete ones unless ``complete`` is False)
-    plan: Cost
-    limit: int | None
-    runner: Callable[[], Iterator[tuple[int, ...]]] | None = None  # H-CET on shared graphlets (``sharing``)
-    sharing: dict[str, Any] | None = None
 
     @property
     def window(self) -> tuple[int, int]:
         return self.graph.window
+
+
+@dataclass
+class Drill(_Window):
+    """The trends of one (group, window): its graph, their counts and the chosen plan."""
+
+    plan: Cost
+    limit: int | None
+    runner: Callable[[], Iterator[tuple[int, ...]]] | None = None  # H-CET on shared graphlets (``sharing``)
+    sharing: dict[str, Any] | None = None
 
     def trends(self) -> Iterator[Trend]:
         """The trends as (event, variable) steps, at most ``limit`` of them."""
@@ -126,21 +132,13 @@ class Drill:
 
 
 @dataclass
-class Planning:
+class Planning(_Window):
     """One (group, window) planned: its graph, counts, the bytes of the trends the caller keeps
     (``held``), the chosen plan (None: nothing fits) and, when the optimizer ran, every plan
     it costed (``evaluated``). ``refusal`` is the ``TrendsRefused`` message when the plan does
     not fit ``memory``; :meth:`drill` raises it, :func:`~trendlake.engine.trends.explain.explain`
     says why."""
 
-    query: CompiledQuery
-    group: tuple[Any, ...]
-    k: int
-    graph: CETGraph
-    paths: Paths
-    complete: bool
-    count_all: int
-    count: int
     held: int
     memory: int | None
     algorithm: str
@@ -151,10 +149,6 @@ class Planning:
     refusal: str | None
     runner: Callable[[], Iterator[tuple[int, ...]]] | None = None  # set by ``sharing.SharedWindows``
     sharing: dict[str, Any] | None = None  # what the window shares: its span graph and panes
-
-    @property
-    def window(self) -> tuple[int, int]:
-        return self.graph.window
 
     @property
     def room(self) -> int | None:
@@ -169,8 +163,7 @@ class Planning:
         """The drill of this plan; ``TrendsRefused`` when it does not fit the budget."""
         if self.refusal is not None or self.plan is None:
             raise TrendsRefused(self.refusal)
-        return Drill(self.query, self.group, self.k, self.graph, self.paths, self.complete, self.count_all,
-                     self.count, self.plan, self.limit, self.runner, self.sharing)
+        return Drill(**{f.name: getattr(self, f.name) for f in fields(Drill)})  # a Drill's fields are a plan's
 
 
 def plan(

@@ -90,7 +90,12 @@ class SharingStats:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items()}
+        return dict(self.__dict__)
+
+    def graphlet_counts(self) -> dict[str, int]:
+        """Graphlets reused whole, partly reused and built so far (a window's own: the change
+        over the construction of its trends)."""
+        return {"reused": self.graphlets_reused, "partly": self.graphlets_partly, "built": self.graphlets_built}
 
 
 @dataclass

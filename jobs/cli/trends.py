@@ -7,6 +7,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from trendlake.jobs.cli import EXIT_JOB_FAILED, positive_int, timestamp
 
@@ -110,19 +111,23 @@ def run(args: argparse.Namespace) -> int:
         return 0
     d = planning.drill()
     n = _print_trends(args, d)
-    kind = "trends" if args.all else "complete trends"
-    cuts = f", {len(d.plan.cuts)} cut(s)" if d.plan.algorithm == "h-cet" else ""
-    print(f"{n} of {d.count} {kind} (COUNT(*) {d.count_all}); {d.plan.algorithm}{cuts}, "
-          f"estimated memory {d.plan.memory} bytes", file=sys.stderr)
+    print(f"{_outcome(args, d, n)}, estimated memory {d.plan.memory} bytes", file=sys.stderr)
     return 0
 
 
-def _print_trends(args: argparse.Namespace, d: object) -> int:
+def _outcome(args: argparse.Namespace, d: Any, n: int) -> str:
+    """What a window's drill listed, and how: ``n of COUNT trends (COUNT(*) ...); algorithm``."""
+    kind = "trends" if args.all else "complete trends"
+    cuts = f", {len(d.plan.cuts)} cut(s)" if d.plan.algorithm == "h-cet" else ""
+    return f"{n} of {d.count} {kind} (COUNT(*) {d.count_all}); {d.plan.algorithm}{cuts}"
+
+
+def _print_trends(args: argparse.Namespace, d: Any) -> int:
     from trendlake.jobs.evaluate import json_value
     from trendlake.jobs.trends import trend_row
 
     n = 0
-    for n, trend in enumerate(d.trends(), start=1):  # type: ignore[attr-defined]
+    for n, trend in enumerate(d.trends(), start=1):
         row = trend_row(d, n, trend, args.id_column)
         if args.format == "json":
             print(json.dumps({k: json_value(v) if k != "events" else v for k, v in row.items()}, default=str))
@@ -139,7 +144,6 @@ def _several(args: argparse.Namespace, req: object, starts: list[str]) -> int:
     from trendlake.jobs.trends import shared_document, shared_file, shared_lines
 
     shared = shared_file(req, starts)  # type: ignore[arg-type]
-    kind = "trends" if args.all else "complete trends"
     refused = 0
     for _, p in shared.plans():
         if isinstance(p, TrendsRefused):
@@ -157,17 +161,14 @@ def _several(args: argparse.Namespace, req: object, starts: list[str]) -> int:
             print(f"refused: {err}", file=sys.stderr)
             refused += 1
             continue
-        before = shared.stats.to_dict()
+        before = shared.stats.graphlet_counts()
         n = _print_trends(args, d)
-        after = shared.stats.to_dict()
         how = "planned alone"
         if d.sharing is not None:
-            got = {k: after[f"graphlets_{k}"] - before[f"graphlets_{k}"] for k in ("reused", "partly", "built")}
+            got = {k: v - before[k] for k, v in shared.stats.graphlet_counts().items()}
             how = (f"shared graph; graphlets {got['reused']} reused, {got['partly']} partly reused, "
                    f"{got['built']} built")
-        cuts = f", {len(d.plan.cuts)} cut(s)" if d.plan.algorithm == "h-cet" else ""
-        print(f"{where}: {n} of {d.count} {kind} (COUNT(*) {d.count_all}); {d.plan.algorithm}{cuts}, {how}",
-              file=sys.stderr)
+        print(f"{where}: {_outcome(args, d, n)}, {how}", file=sys.stderr)
     s = shared.stats
     if args.explain:
         return EXIT_JOB_FAILED if refused else 0

@@ -149,8 +149,7 @@ def estimate(entries: Mapping[str, Mapping[str, Any]], queries: Sequence[str], s
     edges_per_us = len(rules.edges(windows)) / rules.composite_slide(windows)
     parts = partitions_of(first, statistics)
     # per partition: a pane with an event is a map; a step is cut where a pane ends
-    per_pane = events / parts / edges_per_us
-    steps = rate + parts * edges_per_us * -math.expm1(-per_pane)
+    steps = rate + parts * nonempty_panes(edges_per_us, events / parts)
     products = sum(parts * nonempty_panes(edges_per_us * w, events * w / parts) / s for w, s in windows)
     shared_rate = steps * (d + 1) * PANE_STEP_COST + products * d * (d + 1) * PANE_PRODUCT_COST
     non_shared = sum(costs.values())

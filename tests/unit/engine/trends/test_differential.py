@@ -32,6 +32,7 @@ from trendlake.engine.trends.partitioning import valid_cuts
 from tests.oracle import TooManyTrends, queries
 from tests.oracle.generate import Case, cases
 from tests.oracle.trends import complete, window_trends
+from tests.randomized import drawn_on_a_fixed_seed
 from tests.unit.engine.engine_adapter import run_engine
 from trendlake import engine, optimizer
 
@@ -121,6 +122,14 @@ def test_every_algorithm_equals_the_oracle() -> None:
     check_all()
     report = ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
     print(f"\ntrends differential: {report}")
+
+
+def test_the_fixed_cases_reach_every_feature() -> None:
+    """The same checks on cases drawn on the fixed seed (``tests.randomized``), so that what
+    they reach is asserted on the same cases every run, never on an unlucky random draw."""
+    STATS.clear()
+    drawn_on_a_fixed_seed(st.tuples(cases(), st.integers(0, 2**32)), lambda drawn: (check_case(*drawn), ())[1], 40)
+    report = ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
     # not empty against empty: windows with trends, some of them incomplete
     assert STATS["windows"] >= STATS["cases"], report
     for feature in ("aliases", "adjacent", "contiguous", "skip-till-next-match"):

@@ -34,6 +34,7 @@ from trendlake.engine.trends.graph import build_graph, restrict
 from tests.oracle import TooManyTrends, queries
 from tests.oracle.generate import Case, cases
 from tests.oracle.trends import complete, window_trends
+from tests.randomized import drawn_on_a_fixed_seed
 from trendlake import engine, optimizer
 
 STATS: Counter[str] = Counter()
@@ -135,6 +136,14 @@ def test_shared_windows_equal_each_window_alone_and_the_oracle() -> None:
     check_all()
     report = ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
     print(f"\ntrends sharing differential: {report}")
+
+
+def test_the_fixed_cases_share_evict_and_refuse() -> None:
+    """What the cases reach, on cases drawn on the fixed seed (``tests.randomized``): the same
+    cases every run, never an unlucky random draw."""
+    STATS.clear()
+    drawn_on_a_fixed_seed(st.tuples(cases(), st.integers(0, 2**32)), lambda drawn: (check_case(*drawn), ())[1], 25)
+    report = ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items()))
     assert STATS["shared windows"] > 0, report
     assert STATS["reused"] + STATS["partly"] > 0, report
     assert STATS["evicted"] + STATS["refused"] + STATS["span over the budget"] > 0, report
