@@ -173,26 +173,34 @@ def _group_partials(
 ) -> dict[str, Partials]:
     """Partial results of the queries of one sharing group, evaluated together."""
     out: dict[str, Partials] = {q.name: {} for q in queries}
-    members, masks, keeps = [], {}, {}
+    members, masks, keeps, whole = [], {}, {}, set()
     visited = np.zeros(len(ks.rows), dtype=bool)
+    matching: dict[int, np.ndarray] = {}  # the masks of the queries kept everywhere, each once
     names: set[str] = set()
-    memo: dict[Any, np.ndarray] = {}
+    memo: dict[Any, Any] = {}
     for q in queries:
         matched = _matches(q, specs.get(q.name), cols, ks, memo)
         if matched is None:
             continue
-        q_masks, _, attrs, keep = matched
+        q_masks, _, attrs, keep, every = matched
         masks[q.name] = q_masks  # may be shared between queries: no in-place changes
         keeps[q.name] = keep
+        if every and q.semantics != CONTIGUOUS:  # its rows: those its variables match
+            whole.add(q.name)
+            matching.update((id(m), m) for m in q_masks.values())
+        else:
+            visited |= keep
         members.append(q)
-        visited |= keep
         names.update(attrs.names)
     if not members:
         return out
+    if matching:
+        visited |= np.logical_or.reduce(list(matching.values()))
     idx = _positions(visited)
     kind = kind_of(group["kind"])
     assert kind is not None
-    data = GroupInput(members, masks, keeps, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.part_of(idx), ks.starts)
+    data = GroupInput(members, masks, keeps, idx, ks.ts, _LazyAttrs(ks, sorted(names)), ks.part_of(idx), ks.starts,
+                      frozenset(whole))
     results = kind.run(group, data, stats)
     if stats is not None and getattr(stats, "per_window", None):
         # per-window records name the partition by its key values, not the executor's id
@@ -503,11 +511,13 @@ def _local_mask(
 
 def _matches(
     query: CompiledQuery, spec: dict[str, Any] | None, cols: Columns, ks: _KeySet, memo: dict | None = None
-) -> tuple[dict[str, np.ndarray], np.ndarray, _LazyAttrs, np.ndarray] | None:
+) -> tuple[dict[str, np.ndarray], np.ndarray | None, _LazyAttrs, np.ndarray | None, bool] | None:
     """Per variable, which of the key set's rows match it, the rows worth visiting
-    (exact pruning), the attributes, and those rows as a mask; None when no row is. ``memo``: masks shared with other queries over
-    the same key set (a variable's mask depends only on its type, predicates and required
-    attributes)."""
+    (exact pruning), the attributes, those rows as a mask, and whether every partition is
+    kept; None when no row is. ``memo``: masks shared with other queries over the same key
+    set (a variable's mask depends only on its type, predicates and required attributes);
+    given, the rows to visit are not listed (None: a sharing group lists its own), nor, for a
+    query kept in every partition whose rows are those its variables match, that mask (None)."""
     n = len(ks.rows)
     if n == 0:
         return None
@@ -533,22 +543,35 @@ def _matches(
             type_masks[var.type] = types.mask(var.type)
         masks[v] = _local_mask(query, spec, v, type_masks[var.type], attrs, cache)
 
-    def present_in(mask: np.ndarray) -> np.ndarray:
-        """Per partition: does ``mask`` hold for one of its rows?"""
-        return np.logical_or.reduceat(mask, ks.starts)
+    def present_in(vs: Iterable[str]) -> np.ndarray:
+        """Per partition: does one of the variables ``vs`` match one of its rows? (Per mask
+        once for a sharing group's queries, which share their masks.)"""
+        ms = [masks[v] for v in vs]
+        if memo is None or len(ms) != 1:
+            return np.logical_or.reduceat(np.logical_or.reduce(ms), ks.starts)
+        got = memo.get(("present", id(ms[0])))
+        if got is None or got[0] is not ms[0]:
+            got = memo[("present", id(ms[0]))] = (ms[0], np.logical_or.reduceat(ms[0], ks.starts))
+        return got[1]
 
     # exact pruning: every trend holds a start, an end and every mandatory variable
-    ok = present_in(np.logical_or.reduce([masks[v] for v in query.start]))
-    ok &= present_in(np.logical_or.reduce([masks[v] for v in query.end]))
+    ok = present_in(query.start) & present_in(query.end)
     for v in mandatory_variables(query):
-        ok &= present_in(masks[v])
-    keep = np.repeat(ok, ks.sizes())
+        ok &= present_in((v,))
+    whole = bool(ok.all())
+    if memo is not None and whole and query.semantics != CONTIGUOUS:
+        # a sharing group's query kept everywhere: its rows are those its masks match, which
+        # the group lists once for all its queries
+        return masks, None, attrs, None, True
+    keep = np.ones(n, dtype=bool) if whole else np.repeat(ok, ks.sizes())
     if query.semantics != CONTIGUOUS:  # an event no variable matches changes nothing
         keep &= np.logical_or.reduce(list(masks.values()))
+    if memo is not None:
+        return (masks, None, attrs, keep, whole) if keep.any() else None
     idx = _positions(keep)
     if not len(idx):
         return None
-    return masks, idx, attrs, keep
+    return masks, idx, attrs, keep, whole
 
 
 def _positions(mask: np.ndarray, block: int = 1 << 20) -> np.ndarray:
@@ -571,7 +594,8 @@ def _query_partials(
     matched = _matches(query, spec, cols, ks)
     if matched is None:
         return {}
-    masks, idx, attrs, _ = matched
+    masks, idx, attrs, _, _ = matched
+    assert idx is not None
     rows = ks.rows
     positions = [query.partition_by.index(g) for g in query.group_by]
     partials: Partials = {}

@@ -55,20 +55,24 @@ class GroupInput:
     in (partition, time stamp) order; ``ts``: the time stamps of all the key set's rows;
     ``attrs``: attribute columns by name, over all rows (loaded on first use); ``kid``: the
     partition id of each visited row; ``starts``: partition ``p`` starts at row
-    ``starts[p]`` of the key set."""
+    ``starts[p]`` of the key set; ``whole``: the queries kept in every partition (their masks
+    need no pruning, and their ``keep`` is None)."""
 
     queries: Sequence[CompiledQuery]
     masks: Mapping[str, Mapping[str, np.ndarray]]
-    keep: Mapping[str, np.ndarray]
+    keep: Mapping[str, np.ndarray | None]
     idx: np.ndarray
     ts: np.ndarray
     attrs: Mapping[str, Any]
     kid: np.ndarray
     starts: np.ndarray
+    whole: frozenset[str] = frozenset()
 
     def pruned(self, query: str, keep_unpruned: frozenset[str] = frozenset()) -> dict[str, np.ndarray]:
         """``masks[query]`` restricted to the query's partitions, but for the variables named in
         ``keep_unpruned``."""
+        if query in self.whole:
+            return dict(self.masks[query])
         keep = self.keep[query]
         return {v: (m if v in keep_unpruned else m & keep) for v, m in self.masks[query].items()}
 

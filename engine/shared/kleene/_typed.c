@@ -6,30 +6,38 @@
  * state of counts (count(V), then COUNT(E) per key, per variable V); the events of the
  * shared Kleene type K change no member state directly. Instead each *class* (the members
  * that match the same events of K) keeps, per partition, the shared coefficients of the
- * time stamps of K it matched (since the partition started or its last rebase):
+ * time stamps of K it matched:
  *
  *     F' = F (1 + k),    G' = G (1 + k) + k F        (k: events of K the class matches)
  *
- * and each member keeps per open window its snapshot (F0, G0) of its class's coefficients
- * from when its state in that window was last brought up to date (a window opens with the
- * coefficients of the moment: every K event after a snapshot and before now is in every
- * window open at both times). A member is brought up to date (F1 = F / F0, G1 = (G - G0 F1)
- * / F0, exact) before each of its own steps, when its window closes, and when its class is
- * rebased: u = count(K) + s becomes u F1, count(K) = u F1 - s, and a COUNT(E) entry W of
- * the Kleene variable (W0 = W + the predecessors') becomes W0 F1 - sw, plus u G1 when E is K.
+ * These factors commute, and a time stamp of one event (the usual case) is the factor (2, 1):
+ * n of them together are (2**n, n 2**(n - 1)). So a class counts its time stamps of one event
+ * (E, a plain integer, never rebased) and keeps (F, G) only for its other time stamps. Each
+ * member keeps per open window its snapshot (E0, F0, G0) of its class's from when its state
+ * in that window was last brought up to date (a window opens with the values of the moment:
+ * every K event after a snapshot and before now is in every window open at both times). A
+ * member is brought up to date (n = E - E0, F1 = 2**n F / F0, G1 from G - G0 F / F0, exact;
+ * for a member without other time stamps since its snapshot a shift) before each of its own
+ * steps, when its window closes, and when its class is rebased: u = count(K) + s becomes
+ * u F1, count(K) = u F1 - s, and a COUNT(E) entry W of the Kleene variable (W0 = W + the
+ * predecessors') becomes W0 F1 - sw, plus u G1 when E is K.
  *
  * Classes come in chains of nested sets (thresholds `K.x < c`: an event a class matches is
- * matched by every larger class of its chain): a K event's *level* in a chain, the first
- * class of the chain that matches it, is found by binary search over the chain's masks, and
- * the events a class matches at a time stamp are the prefix sums of the levels' counts.
- * Arbitrary predicates give chains of one class. The members' own events are read from the
- * distinct masks of their other variables, each with the (member, variable) pairs it feeds.
+ * matched by every larger class of its chain); classes are numbered in chain order, so a K
+ * event's classes are a range. Its *level* in a chain, the first class of the chain that
+ * matches it, is found by binary search over the chain's masks, and the events a class
+ * matches at a time stamp are the prefix sums of the levels' counts; a time stamp with one
+ * event in a chain adds 1 to E over a range of classes. Arbitrary predicates give chains of
+ * one class. The members' own events are read from the distinct masks of their other
+ * variables, each with the (member, variable) pairs it feeds.
  *
  * Counts are exact 128-bit integers saturated past CAP (10**38 - 1) exactly as COGRA's
  * compiled kernel saturates them (`_steps.c`): all counts only grow, so the saturated
- * values do not depend on how the steps are grouped. A class is rebased (every member
- * brought up to date in every open window, F = 1, G = 0) before a time stamp finds F past
- * 2**40 or G past 2**52, so the coefficients stay far from 2**128 and mostly within 64 bits.
+ * values do not depend on how the steps are grouped. A factor past 2**128 (2**n, n >= 128)
+ * is kept as NANV: times a count of at least 1 it saturates the count, as the count is past
+ * CAP. A class is rebased (every member brought up to date in every open window, F = 1,
+ * G = 0) before a time stamp of several events finds F past 2**40 or G past 2**52, so those
+ * coefficients stay far from 2**128 and mostly within 64 bits.
  *
  * run(ts, idx, pstarts, kmasks, chains, omasks, subs, members, within, slide, per_window)
  *   ts: int64 time stamps of the key set's rows; idx: int64 rows to visit (partition by
@@ -70,30 +78,36 @@
 
 typedef struct {
     int nv, kv, cls, stride, nc, off;
-    int order[MAXV], selfloop[MAXV], start[MAXV], before[MAXV];
-    int npred[MAXV];
-    int pred[MAXV][MAXV];
-    int nother, other[MAXV]; /* K's predecessors other than itself */
-    int owner[MAXV];
-    int nends, ends[MAXV];
-    int needG; /* a COUNT(K) key: bringing up to date needs G */
+    int nother, nends, needG; /* needG: a COUNT(K) key, so bringing up to date needs G */
+    int n1, n0;               /* own variables applied before / after K's events of a time stamp */
+    /* arrays in `block`: per variable its order, self-loop, START, ranked before K, number of
+     * predecessors and where they start in `pred`; K's predecessors other than itself; per
+     * COUNT(E) key the owner; the END variables; the own variables before / after K in order */
+    int *order, *selfloop, *start, *before, *npred, *pstart, *pred, *other, *owner, *ends, *ord1, *ord0;
+    int *block;
 } Mem;
+
+#define PRED(m, v, a) ((m)->pred[(m)->pstart[v] + (a)])
 
 typedef struct {
     int M, C, size, width;
     Mem *m;
+    /* classes are numbered by their place in the chains (each chain's classes consecutive) */
     int *cls_start, *cls_members; /* members of each class (CSR) */
-    u128 *F, *G;                  /* per class, this partition's coefficients */
-    int64_t *irr;                 /* per class, its time stamps whose factor 1 + k is no power of 2 */
+    int64_t *E;                   /* per class, its time stamps of one event (factor 2) this partition */
+    u128 *F, *G;                  /* per class, the coefficients of its other time stamps (since a rebase) */
+    int64_t *irr;                 /* per class, how many such time stamps */
     /* per member, its events not applied yet: variable (-1: none) and count; members with some */
     int *pend_v;
     int64_t *pend_k;
-    int *pending, npending;
-    char *listed; /* per member: in pending */
+    int *pend_head, *pend_next, npending; /* per class a list of its members with some */
+    uint64_t *pbits;                      /* per class a bit: its list is not empty */
+    char *listed; /* per member: in its class's list */
     /* the open windows [lo, lo + count), window lo in slot head */
     int64_t cap, lo, count, head, part;
     u128 *st;     /* cap * size */
-    u128 *snapF;  /* cap * M */
+    int64_t *snapE; /* cap * M: per window and member, its class's E, F, G and irr when last up to date */
+    u128 *snapF;
     u128 *snapG;
     int64_t *snapI;
     int64_t *wbursts, *wsnaps; /* cap */
@@ -113,16 +127,33 @@ static inline int bitlen(u128 x) {
 
 static inline Py_ssize_t slot(const State *s, int64_t k) { return (Py_ssize_t)RING_SLOT(s, k); }
 
-/* member j's state in slot w brought up to date with its class's coefficients */
+/* 2**n, or NANV (standing for a number past 2**128) when n >= 128 */
+static inline u128 pow2(int64_t n) { return n >= 128 ? NANV : (u128)1 << n; }
+
+/* n 2**(n - 1) (n >= 1), the G of n time stamps of one event each; NANV past 2**128 */
+static inline u128 npow2(int64_t n) { return n - 1 + bitlen((u128)n) >= 128 ? NANV : (u128)n << (n - 1); }
+
+/* member j's state in slot w brought up to date with its class's coefficients. Since the
+ * snapshot, the class saw n time stamps of one event (factor (2, 1) each: together (2**n,
+ * n 2**(n - 1))) and others (F / F0, (G - G0 F1) / F0); the factors commute. A factor past
+ * 2**128 is NANV: multiplied by a count of at least 1 it saturates it, as the count would be
+ * past CAP. */
 static void bring(State *s, int j, Py_ssize_t w) {
-    Mem *m = &s->m[j];
-    u128 F = s->F[m->cls], F0 = s->snapF[w * s->M + j];
-    if (F == F0) return;
-    u128 G = s->G[m->cls], G0 = s->snapG[w * s->M + j];
-    int64_t I0 = s->snapI[w * s->M + j];
-    s->snapF[w * s->M + j] = F;
-    s->snapG[w * s->M + j] = G;
-    s->snapI[w * s->M + j] = s->irr[m->cls];
+    const Mem *m = &s->m[j];
+    const int c = m->cls;
+    const Py_ssize_t at = w * s->M + j;
+    const int64_t n = s->E[c] - s->snapE[at];
+    /* regular: no other time stamp since the snapshot, so F, G are the snapshot's */
+    const int regular = s->snapI[at] == s->irr[c];
+    if (!n && regular) return;
+    s->snapE[at] = s->E[c];
+    u128 F = 1, G = 0, F0 = 1, G0 = 0;
+    if (!regular) {
+        F = s->F[c], G = s->G[c], F0 = s->snapF[at], G0 = s->snapG[at];
+        s->snapF[at] = F;
+        s->snapG[at] = G;
+        s->snapI[at] = s->irr[c];
+    }
     u128 *st = s->st + w * s->size + m->off;
     const int stride = m->stride, kb = m->kv * stride;
     u128 sum = m->start[m->kv] ? 1 : 0;
@@ -132,16 +163,32 @@ static void bring(State *s, int j, Py_ssize_t w) {
     s->snapshots++;
     s->wsnaps[w]++;
     u128 F1, G1 = 0;
-    if (I0 == s->irr[m->cls]) { /* every factor since the snapshot a power of 2: so is F / F0 */
-        F1 = (u128)1 << (bitlen(F) - bitlen(F0));
-        if (m->needG) G1 = (G - G0 * F1) / F0;
-    } else if (!(F >> 64) && !(G >> 64)) { /* 64-bit division: F0 <= F, G0 F1 <= G */
-        uint64_t f1 = (uint64_t)F / (uint64_t)F0;
-        F1 = f1;
-        if (m->needG) G1 = ((uint64_t)G - (uint64_t)G0 * f1) / (uint64_t)F0;
+    if (regular && !m->nc) { /* count(K) = u 2**n - sum: a shift */
+        u128 A = n >= 128 ? NANV : shl_exact(u, (int)n);
+        st[kb] = (A == NANV || sum == NANV) ? NANV : keep(A - sum);
+        return;
+    }
+    if (regular) {
+        F1 = pow2(n);
+        if (m->needG) G1 = npow2(n);
     } else {
-        F1 = F / F0;
-        if (m->needG) G1 = (G - G0 * F1) / F0;
+        u128 Fi, Gi = 0;
+        if (!(F >> 64) && !(G >> 64)) { /* 64-bit division: F0 <= F, G0 Fi <= G */
+            uint64_t f1 = (uint64_t)F / (uint64_t)F0;
+            Fi = f1;
+            if (m->needG) Gi = ((uint64_t)G - (uint64_t)G0 * f1) / (uint64_t)F0;
+        } else {
+            Fi = F / F0;
+            if (m->needG) Gi = (G - G0 * Fi) / F0;
+        }
+        if (n) {
+            u128 p = pow2(n);
+            if (m->needG) G1 = add_exact(mul_exact(npow2(n), Fi), mul_exact(p, Gi));
+            F1 = mul_exact(p, Fi);
+        } else {
+            F1 = Fi;
+            G1 = Gi;
+        }
     }
     for (int c = 0; c < m->nc; c++) {
         u128 sw = 0;
@@ -157,19 +204,19 @@ static void bring(State *s, int j, Py_ssize_t w) {
 /* k simultaneous events of member j's variable v (not K) in slot w: every event extends the
  * trends before the time stamp (COGRA's simultaneous step) */
 static void own_step(State *s, int j, Py_ssize_t w, int v, int64_t k) {
-    Mem *m = &s->m[j];
+    const Mem *m = &s->m[j];
     bring(s, j, w);
     s->steps++;
     u128 *st = s->st + w * s->size + m->off;
     const int stride = m->stride;
     u128 sum = m->start[v] ? 1 : 0;
-    for (int a = 0; a < m->npred[v]; a++) sum = add_sat(sum, st[m->pred[v][a] * stride]);
+    for (int a = 0; a < m->npred[v]; a++) sum = add_sat(sum, st[PRED(m, v, a) * stride]);
     if (sum == 0) return;
     u128 *mine = st + v * stride;
     u128 kk = (u128)k;
     for (int c = 0; c < m->nc; c++) {
         u128 sw = 0;
-        for (int a = 0; a < m->npred[v]; a++) sw = add_sat(sw, st[m->pred[v][a] * stride + 1 + c]);
+        for (int a = 0; a < m->npred[v]; a++) sw = add_sat(sw, st[PRED(m, v, a) * stride + 1 + c]);
         u128 r = add_exact(mine[1 + c], mul_exact(sw, kk));
         if (m->owner[c] == v) r = add_exact(r, mul_exact(sum, kk));
         mine[1 + c] = keep(r);
@@ -177,20 +224,77 @@ static void own_step(State *s, int j, Py_ssize_t w, int v, int64_t k) {
     mine[0] = keep(add_exact(mine[0], mul_exact(sum, kk)));
 }
 
+/* own_step for every open window, for a member without COUNT(E) keys (a stride of 1): the
+ * usual case, with bringing up to date inlined where its class saw only time stamps of one
+ * event (count(K) = u 2**n - sum, a shift) */
+static void own_steps_counts(State *s, int j, int v, int64_t k) {
+    const Mem *m = &s->m[j];
+    const int c = m->cls, kv = m->kv;
+    const int64_t E = s->E[c], irr = s->irr[c];
+    for (int64_t x = s->lo; x < s->lo + s->count; x++) {
+        const Py_ssize_t w = slot(s, x), at = w * s->M + j;
+        u128 *st = s->st + w * s->size + m->off;
+        const int64_t n = E - s->snapE[at];
+        if (s->snapI[at] != irr) {
+            bring(s, j, w);
+        } else if (n) {
+            s->snapE[at] = E;
+            u128 sum = m->start[kv] ? 1 : 0;
+            for (int a = 0; a < m->nother; a++) sum = add_sat(sum, st[m->other[a]]);
+            u128 u = add_sat(st[kv], sum);
+            if (u) {
+                s->snapshots++;
+                s->wsnaps[w]++;
+                u128 A = n >= 128 ? NANV : shl_exact(u, (int)n);
+                st[kv] = (A == NANV || sum == NANV) ? NANV : keep(A - sum);
+            }
+        }
+        s->steps++;
+        u128 sum = m->start[v] ? 1 : 0;
+        for (int a = 0; a < m->npred[v]; a++) sum = add_sat(sum, st[PRED(m, v, a)]);
+        if (sum) st[v] = keep(add_exact(st[v], mul_exact(sum, (u128)k)));
+    }
+}
+
 /* member j's pending events applied to every open window */
 static void flush(State *s, int j) {
     int v = s->pend_v[j];
     if (v < 0) return;
     s->pend_v[j] = -1;
+    if (!s->m[j].nc) {
+        own_steps_counts(s, j, v, s->pend_k[j]);
+        return;
+    }
     for (int64_t k = s->lo; k < s->lo + s->count; k++) own_step(s, j, slot(s, k), v, s->pend_k[j]);
 }
 
-static void flush_all(State *s) {
-    for (int x = 0; x < s->npending; x++) {
-        flush(s, s->pending[x]);
-        s->listed[s->pending[x]] = 0;
+/* the pending events of class c's members applied */
+static void flush_class(State *s, int c) {
+    int j;
+    s->pbits[c >> 6] &= ~((uint64_t)1 << (c & 63));
+    while ((j = s->pend_head[c]) >= 0) {
+        s->pend_head[c] = s->pend_next[j];
+        s->listed[j] = 0;
+        s->npending--;
+        flush(s, j);
     }
-    s->npending = 0;
+}
+
+/* the pending events of the members of classes lo .. hi - 1 applied */
+static void flush_classes(State *s, int lo, int hi) {
+    for (int wd = lo >> 6; wd <= (hi - 1) >> 6; wd++) {
+        uint64_t bits = s->pbits[wd];
+        if (wd == lo >> 6) bits &= ~(uint64_t)0 << (lo & 63);
+        if (wd == (hi - 1) >> 6) bits &= ~(uint64_t)0 >> (63 - ((hi - 1) & 63));
+        while (bits) {
+            flush_class(s, wd * 64 + __builtin_ctzll(bits));
+            bits &= bits - 1;
+        }
+    }
+}
+
+static void flush_all(State *s) {
+    if (s->npending) flush_classes(s, 0, s->C);
 }
 
 /* c events of member j's variable v at this time stamp: a variable without a self-loop adds
@@ -204,14 +308,18 @@ static void own_events(State *s, int j, int v, int64_t c) {
     }
     if (s->pend_v[j] >= 0) flush(s, j);
     if (m->selfloop[v]) {
-        for (int64_t k = s->lo; k < s->lo + s->count; k++) own_step(s, j, slot(s, k), v, c);
+        if (!m->nc) own_steps_counts(s, j, v, c);
+        else for (int64_t k = s->lo; k < s->lo + s->count; k++) own_step(s, j, slot(s, k), v, c);
         return;
     }
     s->pend_v[j] = v;
     s->pend_k[j] = c;
     if (!s->listed[j]) {
         s->listed[j] = 1;
-        s->pending[s->npending++] = j;
+        s->pend_next[j] = s->pend_head[m->cls];
+        s->pend_head[m->cls] = j;
+        s->pbits[m->cls >> 6] |= (uint64_t)1 << (m->cls & 63);
+        s->npending++;
     }
 }
 
@@ -221,6 +329,7 @@ static void rebase(State *s, int c) {
         for (int64_t k = s->lo; k < s->lo + s->count; k++) {
             Py_ssize_t w = slot(s, k);
             bring(s, j, w);
+            s->snapE[w * s->M + j] = s->E[c];
             s->snapF[w * s->M + j] = 1;
             s->snapG[w * s->M + j] = 0;
             s->snapI[w * s->M + j] = s->irr[c];
@@ -269,6 +378,7 @@ static void open_upto(State *s, int64_t kmin, int64_t kmax) {
         Py_ssize_t w = slot(s, k);
         memset(s->st + w * s->size, 0, s->size * sizeof(u128));
         for (int j = 0; j < s->M; j++) {
+            s->snapE[w * s->M + j] = s->E[s->m[j].cls];
             s->snapF[w * s->M + j] = s->F[s->m[j].cls];
             s->snapG[w * s->M + j] = s->G[s->m[j].cls];
             s->snapI[w * s->M + j] = s->irr[s->m[j].cls];
@@ -290,39 +400,66 @@ static int parse_member(PyObject *o, Mem *m) {
         PyErr_SetString(PyExc_ValueError, "members: malformed member");
         return -1;
     }
+    const int nv = m->nv;
     m->nc = (int)PyTuple_GET_SIZE(owners_o);
     m->stride = 1 + m->nc;
     m->nends = (int)PyTuple_GET_SIZE(ends_o);
-    if (int_tuple(order_o, m->nv, m->order, "order") < 0 || int_tuple(selfloop_o, m->nv, m->selfloop, "selfloop") < 0 ||
-        int_tuple(start_o, m->nv, m->start, "start") < 0 || int_tuple(before_o, m->nv, m->before, "before") < 0 ||
+    int npreds = 0;
+    for (int i = 0; i < nv; i++) {
+        PyObject *p = PyTuple_GET_ITEM(preds_o, i);
+        if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) > nv) {
+            PyErr_SetString(PyExc_TypeError, "preds: a tuple per variable expected");
+            return -1;
+        }
+        npreds += (int)PyTuple_GET_SIZE(p);
+    }
+    /* order, selfloop, start, before, npred, ord1, ord0: nv each; pstart nv + 1; pred; other
+     * (at most nv); owner; ends */
+    m->block = calloc((size_t)(9 * nv + 1 + npreds + m->nc + m->nends), sizeof(int));
+    if (!m->block) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int *at = m->block;
+    m->order = at, at += nv;
+    m->selfloop = at, at += nv;
+    m->start = at, at += nv;
+    m->before = at, at += nv;
+    m->npred = at, at += nv;
+    m->ord1 = at, at += nv;
+    m->ord0 = at, at += nv;
+    m->pstart = at, at += nv + 1;
+    m->pred = at, at += npreds;
+    m->other = at, at += nv;
+    m->owner = at, at += m->nc;
+    m->ends = at;
+    if (int_tuple(order_o, nv, m->order, "order") < 0 || int_tuple(selfloop_o, nv, m->selfloop, "selfloop") < 0 ||
+        int_tuple(start_o, nv, m->start, "start") < 0 || int_tuple(before_o, nv, m->before, "before") < 0 ||
         int_tuple(owners_o, m->nc, m->owner, "owners") < 0 || int_tuple(ends_o, m->nends, m->ends, "ends") < 0)
         return -1;
     int seen[MAXV] = {0};
-    for (int i = 0; i < m->nv; i++) {
-        if (m->order[i] < 0 || m->order[i] >= m->nv || seen[m->order[i]]++) {
+    for (int i = 0; i < nv; i++) {
+        if (m->order[i] < 0 || m->order[i] >= nv || seen[m->order[i]]++) {
             PyErr_SetString(PyExc_ValueError, "order: a permutation of the variables expected");
             return -1;
         }
         PyObject *p = PyTuple_GET_ITEM(preds_o, i);
-        if (!PyTuple_Check(p) || PyTuple_GET_SIZE(p) > m->nv) {
-            PyErr_SetString(PyExc_TypeError, "preds: a tuple per variable expected");
-            return -1;
-        }
         m->npred[i] = (int)PyTuple_GET_SIZE(p);
-        if (int_tuple(p, m->npred[i], m->pred[i], "preds") < 0) return -1;
+        m->pstart[i + 1] = m->pstart[i] + m->npred[i];
+        if (int_tuple(p, m->npred[i], m->pred + m->pstart[i], "preds") < 0) return -1;
         for (int a = 0; a < m->npred[i]; a++)
-            if (m->pred[i][a] < 0 || m->pred[i][a] >= m->nv) {
+            if (PRED(m, i, a) < 0 || PRED(m, i, a) >= nv) {
                 PyErr_SetString(PyExc_ValueError, "preds: index out of range");
                 return -1;
             }
     }
     for (int e = 0; e < m->nends; e++)
-        if (m->ends[e] < 0 || m->ends[e] >= m->nv) {
+        if (m->ends[e] < 0 || m->ends[e] >= nv) {
             PyErr_SetString(PyExc_ValueError, "ends: index out of range");
             return -1;
         }
     for (int c = 0; c < m->nc; c++)
-        if (m->owner[c] < -1 || m->owner[c] >= m->nv) {
+        if (m->owner[c] < -1 || m->owner[c] >= nv) {
             PyErr_SetString(PyExc_ValueError, "owners: index out of range");
             return -1;
         }
@@ -331,7 +468,14 @@ static int parse_member(PyObject *o, Mem *m) {
         if (m->owner[c] == m->kv) m->needG = 1;
     m->nother = 0;
     for (int a = 0; a < m->npred[m->kv]; a++)
-        if (m->pred[m->kv][a] != m->kv) m->other[m->nother++] = m->pred[m->kv][a];
+        if (PRED(m, m->kv, a) != m->kv) m->other[m->nother++] = PRED(m, m->kv, a);
+    m->n1 = m->n0 = 0;
+    for (int o = 0; o < nv; o++) {
+        int v = m->order[o];
+        if (v == m->kv) continue;
+        if (m->before[v]) m->ord1[m->n1++] = v;
+        else m->ord0[m->n0++] = v;
+    }
     return 0;
 }
 
@@ -378,6 +522,8 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     int *sub_start = calloc((size_t)D + 1, sizeof(int)), *sub_pairs = NULL;
     int64_t *kcount = calloc((size_t)C + 1, sizeof(int64_t));
     int *kfirst = calloc((size_t)H + 1, sizeof(int)); /* per chain: its lowest level hit at this time stamp */
+    int64_t *kchain = calloc((size_t)H + 1, sizeof(int64_t)); /* per chain: its events at this time stamp */
+    int *place = calloc((size_t)C + 1, sizeof(int)); /* per class given: its number here (in chain order) */
     int64_t *cnt = NULL;
     int *touched = NULL, *is_touched = NULL;
     const char **kmask = calloc((size_t)C + 1, sizeof(char *)), **omask = calloc((size_t)D + 1, sizeof(char *));
@@ -388,14 +534,17 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     s.m = calloc(s.M, sizeof(Mem));
     s.cls_start = calloc((size_t)C + 1, sizeof(int));
     s.cls_members = calloc(s.M, sizeof(int));
+    s.E = calloc((size_t)C + 1, sizeof(int64_t));
+    s.pbits = calloc((size_t)C / 64 + 1, sizeof(uint64_t));
     s.F = calloc((size_t)C + 1, sizeof(u128));
     s.G = calloc((size_t)C + 1, sizeof(u128));
     s.irr = calloc((size_t)C + 1, sizeof(int64_t));
     s.pend_v = calloc((size_t)s.M + 1, sizeof(int));
     s.pend_k = calloc((size_t)s.M + 1, sizeof(int64_t));
-    s.pending = calloc((size_t)s.M + 1, sizeof(int));
+    s.pend_head = malloc(((size_t)C + 1) * sizeof(int));
+    s.pend_next = calloc((size_t)s.M + 1, sizeof(int));
     s.listed = calloc((size_t)s.M + 1, 1);
-    if (!s.listed || !s.irr || !s.pend_v || !s.pend_k || !s.pending || !chain_start || !chain_cls || !sub_start || !kcount || !kfirst || !kmask || !omask || !kmv || !omv || !s.m ||
+    if (!kchain || !place || !s.E || !s.pbits || !s.listed || !s.irr || !s.pend_v || !s.pend_k || !s.pend_head || !s.pend_next || !chain_start || !chain_cls || !sub_start || !kcount || !kfirst || !kmask || !omask || !kmv || !omv || !s.m ||
         !s.cls_start || !s.cls_members || !s.F || !s.G) {
         PyErr_NoMemory();
         goto done;
@@ -404,6 +553,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "at least one class expected");
         goto done;
     }
+    for (int c = 0; c < C; c++) s.pend_head[c] = -1;
     /* chains: a partition of the classes */
     {
         int x = 0;
@@ -427,6 +577,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
                     free(used);
                     goto done;
                 }
+                place[c] = x + l;
             }
             chain_start[h] = x;
             x += len;
@@ -446,6 +597,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "member class out of range");
             goto done;
         }
+        s.m[j].cls = place[s.m[j].cls];
         s.m[j].off = off;
         off += s.m[j].nv * s.m[j].stride;
         if (s.m[j].nc > maxnc) maxnc = s.m[j].nc;
@@ -548,13 +700,14 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     s.per_window = per_window;
     s.st = calloc(s.cap * s.size, sizeof(u128));
+    s.snapE = calloc(s.cap * s.M, sizeof(int64_t));
     s.snapF = calloc(s.cap * s.M, sizeof(u128));
     s.snapG = calloc(s.cap * s.M, sizeof(u128));
     s.snapI = calloc(s.cap * s.M, sizeof(int64_t));
     s.wbursts = calloc(s.cap, sizeof(int64_t));
     s.wsnaps = calloc(s.cap, sizeof(int64_t));
     for (int j = 0; j < s.M; j++) s.pend_v[j] = -1;
-    if (!s.st || !s.snapF || !s.snapG || !s.snapI || !s.wbursts || !s.wsnaps) {
+    if (!s.st || !s.snapE || !s.snapF || !s.snapG || !s.snapI || !s.wbursts || !s.wsnaps) {
         PyErr_NoMemory();
         goto done;
     }
@@ -578,6 +731,7 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
             }
             s.part = p;
             for (int c = 0; c < C; c++) {
+                s.E[c] = 0;
                 s.F[c] = 1;
                 s.G[c] = 0;
             }
@@ -603,10 +757,19 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
                     else a = mid + 1;
                 }
                 kcount[a]++;
+                kchain[h]++;
                 if (a < kfirst[h]) kfirst[h] = a;
                 matched = 1;
             }
             kk += matched;
+            if (hi == lo + 1 && !matched) { /* the time stamp's one row, not of K: its own events now */
+                for (int d = 0; d < D; d++) {
+                    if (!omask[d][r]) continue;
+                    for (int x = sub_start[d]; x < sub_start[d + 1]; x++)
+                        own_events(&s, sub_pairs[2 * x], sub_pairs[2 * x + 1], 1);
+                }
+                break;
+            }
             for (int d = 0; d < D; d++) {
                 if (!omask[d][r]) continue;
                 for (int x = sub_start[d]; x < sub_start[d + 1]; x++) {
@@ -628,11 +791,12 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
              * state before K's events of this time stamp, the others the state after */
             for (int x = 0; x < ntouched; x++) {
                 int j = touched[x];
-                Mem *m = &s.m[j];
-                for (int o = 0; o < m->nv; o++) {
-                    int v = m->order[o];
-                    int64_t c = cnt[j * maxnv + v];
-                    if (c && m->before[v] == phase) own_events(&s, j, v, c);
+                const Mem *m = &s.m[j];
+                const int *ord = phase ? m->ord1 : m->ord0, nord = phase ? m->n1 : m->n0;
+                int64_t *cj = cnt + j * maxnv;
+                for (int o = 0; o < nord; o++) {
+                    int v = ord[o];
+                    if (cj[v]) own_events(&s, j, v, cj[v]);
                 }
             }
             if (phase == 0 || !kk) continue;
@@ -642,33 +806,40 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
             s.shared_events += kk * live;
             for (int64_t k = kmin; k <= kmax; k++) s.wbursts[slot(&s, k)]++;
             for (int h = 0; h < H; h++) {
-                int64_t run = 0;
-                int from = kfirst[h];
+                const int from = kfirst[h], end = chain_start[h + 1]; /* from: the first class with events */
+                if (from == INT32_MAX) continue;
                 kfirst[h] = INT32_MAX;
-                for (int l = from; l < chain_start[h + 1]; l++) {
-                    run += kcount[l];
-                    kcount[l] = 0;
-                    if (!run) continue;
-                    int c = chain_cls[l];
-                    for (int x = s.cls_start[c]; x < s.cls_start[c + 1]; x++) flush(&s, s.cls_members[x]);
-                    if (s.F[c] > F_REBASE || s.G[c] > G_REBASE) rebase(&s, c);
-                    if (run == 1) { /* one event: F 2F, G 2G + F */
-                        s.G[c] = (s.G[c] << 1) + s.F[c];
-                        s.F[c] <<= 1;
-                    } else {
-                        u128 f = (u128)(1 + run);
-                        if (run & (run + 1)) s.irr[c]++; /* 1 + run no power of 2 */
-                        s.G[c] = s.G[c] * f + (u128)run * s.F[c];
-                        s.F[c] = s.F[c] * f;
+                /* the waiting events of these classes' members first, with the coefficients
+                 * from before K's events */
+                if (s.npending) flush_classes(&s, from, end);
+                s.updates += end - from;
+                if (kchain[h] == 1) { /* one event (the usual case): a factor 2 for each class */
+                    kchain[h] = 0;
+                    kcount[from] = 0;
+                    for (int c = from; c < end; c++) s.E[c]++;
+                    continue;
+                }
+                kchain[h] = 0;
+                int64_t run = 0;
+                for (int c = from; c < end; c++) {
+                    run += kcount[c];
+                    kcount[c] = 0;
+                    if (run == 1) {
+                        s.E[c]++;
+                        continue;
                     }
-                    s.updates++;
+                    if (s.F[c] > F_REBASE || s.G[c] > G_REBASE) rebase(&s, c);
+                    u128 f = (u128)(1 + run);
+                    s.G[c] = s.G[c] * f + (u128)run * s.F[c];
+                    s.F[c] = s.F[c] * f;
+                    s.irr[c]++;
                 }
             }
         }
         for (int x = 0; x < ntouched; x++) {
             int j = touched[x];
             is_touched[j] = 0;
-            for (int v = 0; v < s.m[j].nv; v++) cnt[j * maxnv + v] = 0;
+            memset(cnt + j * maxnv, 0, s.m[j].nv * sizeof(int64_t));
         }
         in_graphlet = kk && !ntouched;
         lo = hi;
@@ -705,9 +876,10 @@ done:
     for (int c = 0; c < nkm; c++) PyBuffer_Release(&kmv[c]);
     for (int d = 0; d < nom; d++) PyBuffer_Release(&omv[d]);
     count_rows_free(&s.out);
-    FREE_ALL(kmv, omv, kmask, omask, chain_start, chain_cls, sub_start, sub_pairs, kcount, kfirst, cnt,
+    for (int j = 0; s.m && j < s.M; j++) free(s.m[j].block);
+    FREE_ALL(kchain, place, s.E, s.pbits, s.snapE, kmv, omv, kmask, omask, chain_start, chain_cls, sub_start, sub_pairs, kcount, kfirst, cnt,
              touched, is_touched, s.m, s.cls_start, s.cls_members, s.F, s.G, s.st, s.snapF, s.snapG, s.snapI,
-             s.irr, s.pend_v, s.pend_k, s.pending, s.listed, s.wbursts, s.wsnaps, s.pw);
+             s.irr, s.pend_v, s.pend_k, s.pend_head, s.pend_next, s.listed, s.wbursts, s.wsnaps, s.pw);
     return result;
 }
 
