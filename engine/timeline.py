@@ -9,6 +9,7 @@ and end (``panes``). Events with equal time stamps form one *time-stamp group*
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -137,6 +138,7 @@ def parse_ts(value: Any) -> int:
     raise ValueError(f"not a timestamp: {value!r}")
 
 
+@functools.lru_cache(maxsize=4096)  # result rows repeat their windows' bounds
 def format_ts(us: int) -> str:
     """ISO-8601 UTC text of a µs timestamp (``2026-01-01T00:30:00Z``)."""
     seconds, micros = divmod(us, 1_000_000)

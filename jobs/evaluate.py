@@ -207,9 +207,12 @@ def json_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_STRICT = json.JSONEncoder(allow_nan=False)  # made once: json.dumps makes one per call given options
+
+
 def json_line(row: dict[str, Any]) -> str:
     """One output line of ``--format json``: strict JSON (``allow_nan=False``)."""
-    return json.dumps(json_row(row), allow_nan=False)
+    return _STRICT.encode(json_row(row))
 
 
 def print_table(rows: list[dict[str, Any]], plan: Any) -> None:

@@ -34,13 +34,15 @@ __all__ = [
     "SEQUENCE_COMPILED_STEP_COST",
     "SEQUENCE_STEP_COST",
     "PREFIX_STEP_COST",
-    "SNAPSHOT_COST",
+    "OWN_STEP_COST",
+    "SHARED_ROW_COST",
     "SUBSEQUENCE_STEP_COST",
     "UNIFORM",
     "Rates",
     "alone_costs",
     "graph_cost",
     "hamlet_cost",
+    "typed_pass_cost",
     "plan_cost",
     "rates_for",
     "selectivity",
@@ -49,18 +51,21 @@ __all__ = [
 UNIFORM = Statistics.uniform().to_dict()  # the document of the uniform assumption
 
 # Measured constants of the compiled type-grained shared pass (engine/shared/kleene/_typed.c),
-# relative to one step of COGRA's compiled kernel (a run of one variable's events applied to
-# one open window): `python -m benchmarks typed_sharing`, "calibration" in
-# benchmarks/results/typed_sharing_bench.json; docs/engine.md, "When sharing pays".
-# A query's own step in the shared pass (bringing it up to date first included) costs
-# 1 + SNAPSHOT_COST steps; updating one class's coefficients at a time stamp of the shared
-# type, once per partition, costs CLASS_UPDATE_COST steps. Four runs on a loaded machine
-# measured 0.14, 0.16, 0.42, 0.81 and 0.27, 0.32, 0.32, 0.41: the medians, rounded up.
-# A group records the values it was planned with in ``parameters``.
-SNAPSHOT_COST = 0.3
-CLASS_UPDATE_COST = 0.35
+# relative to what COGRA's compiled kernel spends on one row a query visits alone (its time
+# follows the rows it visits, about 26 ns each on the development machine, far more closely
+# than its steps: 34-245 ns per step across shapes): `python -m benchmarks typed_sharing`,
+# "calibration" in benchmarks/results/typed_sharing_bench.json, a least-squares fit over
+# eight shapes of 2-50 queries; docs/engine.md, "When sharing pays". The pass spends
+# SHARED_ROW_COST per row it visits (once for the whole group), CLASS_UPDATE_COST per update
+# of one class's coefficients at a time stamp of the shared type (once per partition), and
+# OWN_STEP_COST per own step of a query (one variable's waiting events applied to one
+# window, bringing it up to date first included). A group records them in ``parameters``.
+SHARED_ROW_COST = 1.7
+CLASS_UPDATE_COST = 0.17
+OWN_STEP_COST = 0.76
 # The Python shared executor's ``c`` (groups the compiled pass does not run: sums, minima,
-# maxima, AVG), as before the compiled pass; its per-burst decision reads it from the group.
+# maxima, AVG, or any group with the pass switched off), as before the compiled pass; its
+# per-burst decision reads it from the group.
 PYTHON_SNAPSHOT_COST = 4.0
 # Carrying one snapshot's coefficients along one edge of the shared event-grained graph,
 # relative to an edge of a single query's GRETA graph (``graph_cost``). Not calibrated: the
@@ -161,19 +166,9 @@ def hamlet_cost(
     classes: list[tuple[int, float]],
     snapshot_cost: float,
     dynamic: bool,
-    update_cost: float | None = None,
-    windows: float = 1.0,
 ) -> tuple[float, float]:
-    """(shared, non-shared) cost per window of a group sharing a Kleene type.
-
-    With ``update_cost`` (a group the compiled shared pass runs: states of counts only), the
-    pass's model: every class (queries matching the same events of the type) updates its
-    shared coefficients at each event of the type it matches, once per partition whatever
-    the ``windows`` open at a time (``k_events·Σ sel / windows`` updates per window, at
-    ``update_cost`` steps each), and each query pays ``1 + snapshot_cost`` steps per own
-    step; there is no per-burst split (``dynamic`` does not matter).
-
-    Without it, the Python executor's model below.
+    """(shared, non-shared) cost per window of a group sharing a Kleene type on the Python
+    shared executor (a group the compiled pass runs: ``typed_pass_cost``).
 
     ``classes``: the group's queries by their local predicates on the shared type, as
     (number of queries, fraction of the type's events they match); queries of one class
@@ -192,10 +187,6 @@ def hamlet_cost(
     (Hamlet's per-burst decision) takes the cheaper one.
     """
     non_shared = sum(k_steps[x] + other_steps[x] for x in other_steps)
-    if update_cost is not None:
-        updates = k_events * sum(sel for n, sel in classes if n > 0) / max(windows, 1.0)
-        shared = updates * update_cost + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())
-        return shared, non_shared
     q = sum(n for n, _ in classes)
     miss = 1.0
     for _, sel in classes:
@@ -211,6 +202,22 @@ def hamlet_cost(
             per_event = min(per_event, (1.0 + snapshot_cost) * matching)
     shared = k_events * p * per_event + sum(o * (1.0 + snapshot_cost) for o in other_steps.values())
     return shared, non_shared
+
+
+def typed_pass_cost(
+    alone_steps: float, alone_rows: float, group_rows: float, updates: float, own_steps: float
+) -> tuple[float, float]:
+    """(shared, non-shared) cost per window of a type-grained group on the compiled shared
+    pass (states of counts only), in steps of COGRA's compiled kernel like every plan cost.
+
+    Both sides are measured in rows of COGRA alone: the queries alone visit ``alone_rows``
+    rows (each the rows its variables match, per window over the windows open at a time);
+    the pass visits ``group_rows`` once for the group (at ``SHARED_ROW_COST`` each), makes
+    ``updates`` class updates (``k_events·Σ sel`` over the classes, per window over the
+    windows open) and ``own_steps`` own steps (the queries' bursts of their own types).
+    The shared cost in steps is the queries' cost alone (``alone_steps``) times the ratio."""
+    shared_rows = SHARED_ROW_COST * group_rows + CLASS_UPDATE_COST * updates + OWN_STEP_COST * own_steps
+    return alone_steps * shared_rows / max(alone_rows, 1e-9), alone_steps
 
 
 def graph_cost(

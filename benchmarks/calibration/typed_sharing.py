@@ -18,8 +18,9 @@ Measured in one process on the same data, best of ``--repeat``:
   ``hamlet`` plan (``--plan``), and the first query alone;
 - ``python_shared`` (``--python-executor``): the shared plan on the Python
   executor (the compiled pass switched off), for reference;
-- ``calibration``: the kernels' costs per operation (``calibrate``), which
-  ``optimizer.cost``'s ``SNAPSHOT_COST`` and ``CLASS_UPDATE_COST`` are taken from.
+- ``calibration``: the kernels' costs per operation fitted over several shapes
+  (``calibrate``), which ``optimizer.cost``'s ``SHARED_ROW_COST``,
+  ``CLASS_UPDATE_COST`` and ``OWN_STEP_COST`` are taken from.
 
 The variants run in turn, ``--repeat`` rounds, best of each.
 
@@ -168,35 +169,115 @@ def cogra_steps(calls: list[tuple[Any, ...]]) -> int:
     return steps
 
 
-def calibrate(alone: Any, shared: Any, table: pa.Table, repeat: int) -> dict[str, Any]:
-    """The kernels' costs per operation, measured on this data: COGRA's compiled kernel per
-    step (a run of one variable's events applied to one open window) over the queries run
-    alone, and the compiled shared pass per coefficient update (a class's F, G at a time
-    stamp of K; the pass run without the members' own events) and per own step (a member's
-    events of one variable applied to one window, with bringing it up to date first); the
-    ratios are ``optimizer.cost``'s ``CLASS_UPDATE_COST`` and ``1 + SNAPSHOT_COST``."""
+def measure_shape(table: pa.Table, text: str, repeat: int) -> dict[str, Any]:
+    """One shape's kernel times and counts: COGRA's compiled kernel over the queries alone
+    (its time, the rows the queries visit and its steps) and the compiled shared pass over
+    every sharable set shared (its time, the rows it visits, its class updates and own
+    steps), each the best of ``repeat`` replays of the calls one evaluation makes."""
     from trendlake.engine.shared.kleene import compiled
     from trendlake.engine.strategies.cogra import kernel
 
+    from benchmarks.experiments.common import forced_sharing
+
+    raw = optimizer.build_plan(optimizer.compile_workload(text))
+    alone = engine.load_plan(raw, optimizer.workload_hash(text))
+    shared = engine.load_plan(forced_sharing(raw, "static"), optimizer.workload_hash(text))
     cogra_calls = recorded_calls(kernel, "_steps", alone, table)
-    cogra_s = replay_time(cogra_calls, kernel._steps.run, repeat)
     shared_calls = recorded_calls(compiled, "_typed", shared, table)
     counters = [compiled._typed.run(*a)[4] for a in shared_calls]
-    updates = sum(c[6] for c in counters)
-    steps = sum(c[7] for c in counters)
-    full_s = replay_time(shared_calls, compiled._typed.run, repeat)
-    k_only = [(*a[:5], (), (), *a[7:]) for a in shared_calls]  # no own events: the coefficients alone
-    k_s = replay_time(k_only, compiled._typed.run, repeat)
-    n_steps = cogra_steps(cogra_calls)
-    step_ns = 1e9 * cogra_s / max(n_steps, 1)
-    update_ns = 1e9 * k_s / max(updates, 1)
-    own_ns = 1e9 * max(full_s - k_s, 0.0) / max(steps, 1)
+
+    def rows(calls: list[tuple[Any, ...]]) -> int:
+        return sum(len(a[0]) if a[1] is None else len(a[1]) for a in calls)
+
     return {
-        "cogra_kernel_s": round(cogra_s, 4), "cogra_steps": n_steps, "cogra_step_ns": round(step_ns, 2),
-        "shared_pass_s": round(full_s, 4), "shared_coefficients_only_s": round(k_s, 4),
-        "coefficient_updates": updates, "own_steps": steps,
-        "update_ns": round(update_ns, 2), "own_step_ns": round(own_ns, 2),
-        "class_update_cost": round(update_ns / step_ns, 3), "snapshot_cost": round(own_ns / step_ns - 1.0, 3),
+        "cogra_s": replay_time(cogra_calls, kernel._steps.run, repeat), "alone_rows": rows(cogra_calls),
+        "cogra_steps": cogra_steps(cogra_calls),
+        "shared_s": replay_time(shared_calls, compiled._typed.run, repeat), "shared_rows": rows(shared_calls),
+        "updates": sum(c[6] for c in counters), "own_steps": sum(c[7] for c in counters),
+    }
+
+
+def synthetic_table(rates: dict[str, float], minutes: int, seed: int) -> pa.Table:
+    """Events of the given types at the given rates per minute, in random order."""
+    rng = np.random.default_rng(seed)
+    types = np.array(list(rates))
+    p = np.array(list(rates.values()), dtype=float)
+    n = int(sum(rates.values()) * minutes)
+    ts = np.sort(rng.integers(0, minutes * 60_000_000, n))
+    kinds = rng.choice(types, n, p=p / p.sum())
+    return engine.table_from_rows([{"type": str(t), "ts": int(x) / 1e6, "seq": i, "x": 1}
+                                   for i, (t, x) in enumerate(zip(kinds.tolist(), ts.tolist(), strict=True))])
+
+
+PAIR = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(T1, T2+) WITHIN 1 minute;
+QUERY q2 RETURN COUNT(*) PATTERN SEQ(T3, T2+) WITHIN 1 minute;"""
+
+
+def calibration_shapes(table: pa.Table, queries: int, seed: int, burst: float, small: bool) -> list[tuple[str, pa.Table, str]]:
+    """The shapes the constants are fitted on: two queries over three densities of their own
+    types against K, the workload's first 5, 10, 25 and all queries on the benchmark's events
+    (a threshold each), and the workload with one threshold on a stream 70% K."""
+    minutes = 60 if small else 600
+    shapes = [(f"pair, own types dense ({label})", synthetic_table(rates, minutes * scale, seed), PAIR)
+              for label, rates, scale in (("T1, T3 100/min, T2 10", {"T1": 100, "T2": 10, "T3": 100}, 1),
+                                          ("T1, T3 4/min, T2 60", {"T1": 4, "T2": 60, "T3": 4}, 3),
+                                          ("30/min each", {"T1": 30, "T2": 30, "T3": 30}, 2))]
+    for n in sorted({min(x, queries) for x in (5, 10, 25, queries)}):
+        shapes.append((f"{n} queries, a threshold each", table, workload_text(n, seed, table)))
+    same = events_table(table.num_rows, seed, burst, 0.7)
+    shapes.append((f"{queries} queries, one threshold, 70% K", same, workload_text(queries, seed, same, True)))
+    return shapes
+
+
+def nonnegative_fit(a: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The non-negative ``x`` least in relative error ``|a x / y - 1|`` (every shape counts
+    alike, small or large): the best least-squares fit over each subset of the columns
+    whose coefficients come out non-negative (few columns: every subset is tried)."""
+    w = a / y[:, None]
+    ones = np.ones(len(y))
+    best, best_err = np.zeros(a.shape[1]), float("inf")
+    for mask in range(1, 1 << a.shape[1]):
+        cols = [i for i in range(a.shape[1]) if mask >> i & 1]
+        x = np.linalg.lstsq(w[:, cols], ones, rcond=None)[0]
+        if np.any(x < 0):
+            continue
+        err = float(np.sum((w[:, cols] @ x - ones) ** 2))
+        if err < best_err:
+            best, best_err = np.zeros(a.shape[1]), err
+            best[cols] = x
+    return best
+
+
+def calibrate(shapes: list[tuple[str, pa.Table, str]], repeat: int) -> dict[str, Any]:
+    """``optimizer.cost``'s constants of the compiled shared pass, measured on ``shapes``.
+
+    COGRA's compiled kernel spends about the same time per row a query visits alone across
+    shapes (its time per step varies several-fold), so that is the unit: its median over the
+    shapes. The shared pass's time is fitted (non-negative, least relative squares over the
+    shapes) as a cost per row it visits, per class update and per own step; in that unit these are
+    ``SHARED_ROW_COST``, ``CLASS_UPDATE_COST`` and ``OWN_STEP_COST``."""
+    measured = []
+    for label, table, text in shapes:
+        m = measure_shape(table, text, repeat)
+        m["shape"] = label
+        measured.append(m)
+    row_ns = float(np.median([1e9 * m["cogra_s"] / m["alone_rows"] for m in measured]))
+    a = np.array([[m["shared_rows"], m["updates"], m["own_steps"]] for m in measured], dtype=float)
+    y = np.array([m["shared_s"] for m in measured])
+    fit = nonnegative_fit(a, y) * 1e9
+    predicted = a @ fit / 1e9
+    for m, p in zip(measured, predicted.tolist(), strict=True):
+        m["fit_error"] = round(p / m["shared_s"] - 1.0, 3)
+        m["cogra_row_ns"] = round(1e9 * m["cogra_s"] / m["alone_rows"], 2)
+        m["cogra_step_ns"] = round(1e9 * m["cogra_s"] / max(m["cogra_steps"], 1), 2)
+        m["cogra_s"], m["shared_s"] = round(m["cogra_s"], 5), round(m["shared_s"], 5)
+    return {
+        "cogra_row_ns": round(row_ns, 2),
+        "shared_row_ns": round(float(fit[0]), 2), "update_ns": round(float(fit[1]), 2),
+        "own_step_ns": round(float(fit[2]), 2),
+        "shared_row_cost": round(float(fit[0]) / row_ns, 3), "class_update_cost": round(float(fit[1]) / row_ns, 3),
+        "own_step_cost": round(float(fit[2]) / row_ns, 3),
+        "shapes": measured,
     }
 
 
@@ -274,8 +355,11 @@ def run(ctx: Context) -> dict[str, Any]:
         finally:
             compiled.COMPILED = True
         log(f"  engine {'python_shared':<10} {engine_s['python_shared']:8.3f} s  (share-all on the Python executor)")
-    cal = calibrate(alone, share_all, table, repeat)
-    log("  calibration: " + ", ".join(f"{k} {v}" for k, v in cal.items()))
+    cal = calibrate(calibration_shapes(table, queries, ctx.seed, burst, ctx.size != "full"), repeat)
+    log("  calibration: " + ", ".join(f"{k} {v}" for k, v in cal.items() if k != "shapes"))
+    for m in cal["shapes"]:
+        log(f"    {m['shape']}: COGRA {m['cogra_row_ns']} ns/row ({m['cogra_step_ns']} ns/step), "
+            f"shared {m['shared_s']} s, fit {m['fit_error']:+.0%}")
     want = canonical(rows["alone"])
     same = {name: canonical(rows[name]) == want for name in ("share_all", "hamlet")}
     if "python_shared" in rows:

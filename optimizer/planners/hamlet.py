@@ -9,14 +9,22 @@ burst.
 ``hamlet-static`` decides once per workload, at plan time, from the
 statistics (Hamlet's static baseline): for every sharable set
 (``optimizer.candidates.kleene``, largest first) it keeps the queries whose
-sharing pays for itself — a query joins when the steps of the shared type it
-no longer processes exceed the snapshot cost of its own steps (the
-benefit-driven pruning of Theorem 4.2 applied per query) — and shares when at
-least two queries remain and the group's estimated cost is below the
-non-shared one (``optimizer.cost.hamlet_cost``). A query is in at most
-one group. Statistics decide: with each query's own types about as frequent as
-the bursts of the shared type between them (the usual case), running each
-query on COGRA's kernel is cheaper and nothing is shared.
+sharing pays for itself (the benefit-driven pruning of Theorem 4.2 applied per
+query) and shares when at least two queries remain and the group's estimated
+cost is below the non-shared one. A query is in at most one group.
+
+Two cost models, by the executor that will run the group:
+
+- counts only (the compiled shared pass, ``optimizer.cost.typed_pass_cost``): a
+  query stays when the rows it would visit alone exceed its own steps and its
+  class's coefficient updates in the pass; the group shares when the pass's
+  rows, updates and own steps cost less than the queries' rows alone. The pass
+  visits every row of the group's types once, at about 1.7 times a row of a
+  query alone, so a group pays from a handful of queries on, or where the
+  queries match most of the same rows;
+- other aggregates (the Python executor, ``optimizer.cost.hamlet_cost``): a
+  query stays when the steps of the shared type it no longer takes exceed the
+  snapshot cost of its own steps.
 """
 
 from __future__ import annotations
@@ -30,13 +38,15 @@ from trendlake.optimizer.candidates.kleene import counts_only
 from trendlake.optimizer.cost import (
     CLASS_UPDATE_COST,
     GRAPH_ENTRY_COST,
+    OWN_STEP_COST,
     PYTHON_SNAPSHOT_COST,
-    SNAPSHOT_COST,
+    SHARED_ROW_COST,
     alone_costs,
     graph_cost,
     hamlet_cost,
     rates_for,
     selectivity,
+    typed_pass_cost,
 )
 
 
@@ -108,13 +118,29 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
         other = {q: alone[q] - rates[q].of(cand.type) for q in members}
         k_steps = {q: rates[q].of(cand.type) * match[q] for q in members}  # only the events it matches
         k_events = max(rates[q].events.get(cand.type, 0.0) for q in members)
+        window = entries[next(iter(members))]["window"]
+        windows = -(-int(window["within_us"]) // int(window["slide_us"]))
         # states of counts only run on the compiled shared pass (its measured constants),
         # others on the Python executor
         compiled = all(counts_only(entries[q]) for q in members)
-        c = SNAPSHOT_COST if compiled else PYTHON_SNAPSHOT_COST
-        # benefit-driven pruning: a query stays when the shared type's steps it no longer
-        # takes exceed the snapshots its own steps cost
-        kept = {q: v for q, v in members.items() if k_steps[q] > c * other[q]}
+        if compiled:
+            # rows per window over the windows open: each query's alone (its own types' and
+            # the events of K it matches), the pass's once for the group
+            own_types = {q: types_of[q] - {cand.type} for q in members}
+            users = {t: sum(t in own_types[q] for q in members) for t in set().union(*own_types.values())}
+            rows = {q: (sum(rates[q].events.get(t, 0.0) for t in own_types[q]) + k_events * match[q]) / windows
+                    for q in members}
+            # benefit-driven pruning: a query stays when the rows it no longer visits alone
+            # exceed what it adds to the pass: its share of its own types' rows (a type is
+            # visited once for the queries using it), its own steps and its updates
+            added = {q: (SHARED_ROW_COST * sum(rates[q].events.get(t, 0.0) / users[t] for t in own_types[q])
+                         + CLASS_UPDATE_COST * k_events * match[q]) / windows + OWN_STEP_COST * other[q]
+                     for q in members}
+            kept = {q: v for q, v in members.items() if rows[q] > added[q]}
+        else:
+            # a query stays when the shared type's steps it no longer takes exceed the
+            # snapshots its own steps cost
+            kept = {q: v for q, v in members.items() if k_steps[q] > PYTHON_SNAPSHOT_COST * other[q]}
         if len(kept) < 2:
             continue
         by_predicate: dict[str, list[str]] = {}
@@ -122,17 +148,27 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
             key = json.dumps(entries[q]["local_predicates"].get(v, []), sort_keys=True)
             by_predicate.setdefault(key, []).append(q)
         classes = [(len(qs), match[qs[0]]) for qs in by_predicate.values()]
-        window = entries[next(iter(kept))]["window"]
-        windows = -(-int(window["within_us"]) // int(window["slide_us"]))
-        shared, non_shared = hamlet_cost(
-            k_events, {q: k_steps[q] for q in kept}, {q: other[q] for q in kept}, classes, c, dynamic,
-            update_cost=CLASS_UPDATE_COST if compiled else None, windows=windows,
-        )
+        if compiled:
+            group_types = set().union(*(types_of[q] for q in kept)) - {cand.type}
+            group_rows = (k_events + sum(max(rates[q].events.get(t, 0.0) for q in kept if t in types_of[q])
+                                         for t in group_types)) / windows
+            shared, non_shared = typed_pass_cost(
+                sum(k_steps[q] + other[q] for q in kept), sum(rows[q] for q in kept), group_rows,
+                k_events * sum(sel for _, sel in classes) / windows, sum(other[q] for q in kept),
+            )
+        else:
+            shared, non_shared = hamlet_cost(
+                k_events, {q: k_steps[q] for q in kept}, {q: other[q] for q in kept}, classes, PYTHON_SNAPSHOT_COST,
+                dynamic,
+            )
         if shared >= non_shared:
             continue
-        parameters = {"snapshot_cost": c}
+        # snapshot_cost: the c of the Python executor's per-burst decision (it runs a group the
+        # compiled pass does not)
+        parameters: dict[str, float] = {"snapshot_cost": PYTHON_SNAPSHOT_COST}
         if compiled:
-            parameters["class_update_cost"] = CLASS_UPDATE_COST
+            parameters.update(shared_row_cost=SHARED_ROW_COST, class_update_cost=CLASS_UPDATE_COST,
+                              own_step_cost=OWN_STEP_COST)
         groups.append(kleene.group(
             entries, kept, cand.type, graph=False, decision="dynamic" if dynamic else "static",
             same_predicates=len(by_predicate) == 1, parameters=parameters,

@@ -183,7 +183,7 @@ SHARED = """QUERY q1 RETURN COUNT(*) PATTERN SEQ(T1, T2+) WITHIN 1 minute;
 QUERY q2 RETURN COUNT(*) PATTERN SEQ(T3, T2+) WITHIN 1 minute;
 QUERY q3 RETURN COUNT(*) PATTERN SEQ(T4, T5) WITHIN 1 minute;
 """
-DENSE_T2 = {"pane_us": 60_000_000, "types": {"T1": {"rate_mean": 4}, "T2": {"rate_mean": 60}, "T3": {"rate_mean": 4}},
+DENSE_T2 = {"pane_us": 60_000_000, "types": {"T1": {"rate_mean": 4}, "T2": {"rate_mean": 600}, "T3": {"rate_mean": 4}},
             "bursts": {"*": {"types": {"T1": {"mean": 2}, "T2": {"mean": 1}, "T3": {"mean": 2}}}}}
 
 
