@@ -527,7 +527,12 @@ def _matches(
     else:
         names = sorted(referenced_attributes(spec) & set(cols.attr_names))
     attrs = _LazyAttrs(ks, names)
-    cache = {a: num for a in names if (num := ks.numeric(a)) is not None}  # predicates' columns
+    # the predicates' numeric columns (values, presence: True where every row has one), shared
+    # by a sharing group's queries
+    cache = {} if memo is None else memo.setdefault(("numeric",), {})
+    for a in names:
+        if a not in cache and (num := ks.numeric(a)) is not None:
+            cache[a] = (num[0], True if num[1].all() else num[1])
     type_masks: dict[str, np.ndarray] = {}
     masks: dict[str, np.ndarray] = {}
     for v, var in query.variables.items():

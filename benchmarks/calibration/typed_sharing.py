@@ -12,7 +12,8 @@ Measured in one process on the same data, best of ``--repeat``:
 
 - ``engine``: ``engine.evaluate`` of the first query alone, of the N queries
   alone (planner ``none``), of every sharable set shared (``share-all``), and
-  of the plan the ``hamlet`` planner makes from the events' statistics;
+  of the plans the ``hamlet`` and ``auto`` planners make from the events'
+  statistics;
 - ``eval``: ``trendlake eval`` end to end on a Parquet file of the events,
   planner ``none`` vs ``hamlet`` (statistics computed each run) vs a stored
   ``hamlet`` plan (``--plan``), and the first query alone;
@@ -323,7 +324,8 @@ def run(ctx: Context) -> dict[str, Any]:
     hamlet_raw = optimizer.build_plan(workload, planner="hamlet", statistics=stats)
     plan_s = time.perf_counter() - started
     hamlet = load(hamlet_raw, text)
-    plans = {"one_query": one, "alone": alone, "share_all": share_all, "hamlet": hamlet}
+    auto_raw = optimizer.build_plan(workload, planner="auto", statistics=stats)
+    plans = {"one_query": one, "alone": alone, "share_all": share_all, "hamlet": hamlet, "auto": load(auto_raw, text)}
 
     ty = np.asarray(table.column("type").to_pylist())
     facts = {
@@ -331,6 +333,7 @@ def run(ctx: Context) -> dict[str, Any]:
         "span_minutes": round(float(np.ptp(table.column("ts").cast(pa.int64()).to_numpy())) / 6e7, 1),
         "share_all_groups": [len(g["queries"]) for g in share_all.raw["sharing"]],
         "hamlet_groups": [len(g["queries"]) for g in hamlet_raw["sharing"]],
+        "auto_groups": [len(g["queries"]) for g in auto_raw["sharing"]],
         "hamlet_estimate": hamlet_raw.get("estimated_cost"),
         "statistics_s": round(stats_s, 3), "hamlet_planning_s": round(plan_s, 3),
     }
@@ -361,7 +364,7 @@ def run(ctx: Context) -> dict[str, Any]:
         log(f"    {m['shape']}: COGRA {m['cogra_row_ns']} ns/row ({m['cogra_step_ns']} ns/step), "
             f"shared {m['shared_s']} s, fit {m['fit_error']:+.0%}")
     want = canonical(rows["alone"])
-    same = {name: canonical(rows[name]) == want for name in ("share_all", "hamlet")}
+    same = {name: canonical(rows[name]) == want for name in ("share_all", "hamlet", "auto")}
     if "python_shared" in rows:
         same["python_shared"] = canonical(rows["python_shared"]) == want
     if not all(same.values()):
@@ -396,7 +399,7 @@ def run(ctx: Context) -> dict[str, Any]:
 
     one_s = engine_s["one_query"]
     ratios = {f"engine_{k}_over_one": round(engine_s[k] / one_s, 2)
-              for k in ("alone", "share_all", "hamlet", "python_shared") if k in engine_s}
+              for k in ("alone", "share_all", "hamlet", "auto", "python_shared") if k in engine_s}
     ratios["engine_alone_over_share_all"] = round(engine_s["alone"] / engine_s["share_all"], 2)
     ratios["engine_alone_over_hamlet"] = round(engine_s["alone"] / engine_s["hamlet"], 2)
     if eval_s:
@@ -418,6 +421,7 @@ def run(ctx: Context) -> dict[str, Any]:
         figures.append(eval_fig)
     labels = {"one_query": "the first query alone", "alone": "every query alone (planner none)",
               "share_all": "every sharable set shared", "hamlet": "the hamlet planner's plan from the statistics",
+              "auto": "the auto planner's plan from the statistics",
               "python_shared": "share-all on the Python executor", "eval_one_query": "trendlake eval, the first query",
               "eval_none": "trendlake eval, planner none", "eval_hamlet": "trendlake eval --planner hamlet",
               "eval_hamlet_plan": "trendlake eval --plan (a stored hamlet plan)"}

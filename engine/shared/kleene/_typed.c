@@ -80,10 +80,12 @@ typedef struct {
     int nv, kv, cls, stride, nc, off;
     int nother, nends, needG; /* needG: a COUNT(K) key, so bringing up to date needs G */
     int n1, n0;               /* own variables applied before / after K's events of a time stamp */
+    int startK, kother1;      /* K is START (0/1); its one other predecessor (-1: none, -2: several) */
     /* arrays in `block`: per variable its order, self-loop, START, ranked before K, number of
      * predecessors and where they start in `pred`; K's predecessors other than itself; per
      * COUNT(E) key the owner; the END variables; the own variables before / after K in order */
     int *order, *selfloop, *start, *before, *npred, *pstart, *pred, *other, *owner, *ends, *ord1, *ord0;
+    int *pred1; /* per variable its one predecessor (-1: none, -2: several) */
     int *block;
 } Mem;
 
@@ -239,8 +241,10 @@ static void own_steps_counts(State *s, int j, int v, int64_t k) {
             bring(s, j, w);
         } else if (n) {
             s->snapE[at] = E;
-            u128 sum = m->start[kv] ? 1 : 0;
-            for (int a = 0; a < m->nother; a++) sum = add_sat(sum, st[m->other[a]]);
+            u128 sum = (u128)m->startK;
+            if (m->kother1 >= 0) sum = add_sat(sum, st[m->kother1]);
+            else if (m->kother1 == -2)
+                for (int a = 0; a < m->nother; a++) sum = add_sat(sum, st[m->other[a]]);
             u128 u = add_sat(st[kv], sum);
             if (u) {
                 s->snapshots++;
@@ -251,7 +255,10 @@ static void own_steps_counts(State *s, int j, int v, int64_t k) {
         }
         s->steps++;
         u128 sum = m->start[v] ? 1 : 0;
-        for (int a = 0; a < m->npred[v]; a++) sum = add_sat(sum, st[PRED(m, v, a)]);
+        const int p1 = m->pred1[v];
+        if (p1 >= 0) sum = add_sat(sum, st[p1]);
+        else if (p1 == -2)
+            for (int a = 0; a < m->npred[v]; a++) sum = add_sat(sum, st[PRED(m, v, a)]);
         if (sum) st[v] = keep(add_exact(st[v], mul_exact(sum, (u128)k)));
     }
 }
@@ -415,7 +422,7 @@ static int parse_member(PyObject *o, Mem *m) {
     }
     /* order, selfloop, start, before, npred, ord1, ord0: nv each; pstart nv + 1; pred; other
      * (at most nv); owner; ends */
-    m->block = calloc((size_t)(9 * nv + 1 + npreds + m->nc + m->nends), sizeof(int));
+    m->block = calloc((size_t)(10 * nv + 1 + npreds + m->nc + m->nends), sizeof(int));
     if (!m->block) {
         PyErr_NoMemory();
         return -1;
@@ -428,6 +435,7 @@ static int parse_member(PyObject *o, Mem *m) {
     m->npred = at, at += nv;
     m->ord1 = at, at += nv;
     m->ord0 = at, at += nv;
+    m->pred1 = at, at += nv;
     m->pstart = at, at += nv + 1;
     m->pred = at, at += npreds;
     m->other = at, at += nv;
@@ -469,6 +477,9 @@ static int parse_member(PyObject *o, Mem *m) {
     m->nother = 0;
     for (int a = 0; a < m->npred[m->kv]; a++)
         if (PRED(m, m->kv, a) != m->kv) m->other[m->nother++] = PRED(m, m->kv, a);
+    m->startK = m->start[m->kv] ? 1 : 0;
+    m->kother1 = m->nother == 0 ? -1 : m->nother == 1 ? m->other[0] : -2;
+    for (int v = 0; v < nv; v++) m->pred1[v] = m->npred[v] == 0 ? -1 : m->npred[v] == 1 ? PRED(m, v, 0) : -2;
     m->n1 = m->n0 = 0;
     for (int o = 0; o < nv; o++) {
         int v = m->order[o];
