@@ -54,8 +54,9 @@ UNIFORM = Statistics.uniform().to_dict()  # the document of the uniform assumpti
 # relative to what COGRA's compiled kernel spends on one row a query visits alone (its time
 # follows the rows it visits, about 26 ns each on the development machine, far more closely
 # than its steps: 34-245 ns per step across shapes): `python -m benchmarks typed_sharing`,
-# "calibration" in benchmarks/results/typed_sharing_bench.json, a least-squares fit over
-# eight shapes of 2-50 queries; docs/engine.md, "When sharing pays". The pass spends
+# "calibration" in benchmarks/results/full/typed_sharing.json, a least-squares fit over
+# eight shapes of 2-50 queries (SHARED_ROW_COST above its median: the group's preparation
+# outside the pass is paid too); docs/engine.md, "When sharing pays". The pass spends
 # SHARED_ROW_COST per row it visits (once for the whole group), CLASS_UPDATE_COST per update
 # of one class's coefficients at a time stamp of the shared type (once per partition), and
 # OWN_STEP_COST per own step of a query (one variable's waiting events applied to one

@@ -37,7 +37,10 @@
  * is kept as NANV: times a count of at least 1 it saturates the count, as the count is past
  * CAP. A class is rebased (every member brought up to date in every open window, F = 1,
  * G = 0) before a time stamp of several events finds F past 2**40 or G past 2**52, so those
- * coefficients stay far from 2**128 and mostly within 64 bits.
+ * coefficients stay far from 2**128 and mostly within 64 bits. Once every result column
+ * of a member's window has an END count past CAP, its results there cannot change: the
+ * window is *done* for that member, which takes no more steps in it (nor is it brought up
+ * to date), and a member done in every open window ignores its own events.
  *
  * run(ts, idx, pstarts, kmasks, chains, omasks, subs, members, within, slide, per_window)
  *   ts: int64 time stamps of the key set's rows; idx: int64 rows to visit (partition by
@@ -81,6 +84,7 @@ typedef struct {
     int nother, nends, needG; /* needG: a COUNT(K) key, so bringing up to date needs G */
     int n1, n0;               /* own variables applied before / after K's events of a time stamp */
     int startK, kother1;      /* K is START (0/1); its one other predecessor (-1: none, -2: several) */
+    uint64_t endmask;         /* the END variables, as bits */
     /* arrays in `block`: per variable its order, self-loop, START, ranked before K, number of
      * predecessors and where they start in `pred`; K's predecessors other than itself; per
      * COUNT(E) key the owner; the END variables; the own variables before / after K in order */
@@ -113,6 +117,10 @@ typedef struct {
     u128 *snapG;
     int64_t *snapI;
     int64_t *wbursts, *wsnaps; /* cap */
+    /* cap * M: the member's results in that window are past CAP (every result column has an
+     * END count past CAP): counts only grow, so they stay there and its state is left alone */
+    char *done;
+    int *alive; /* per member: its open windows not done (none: its events change nothing) */
     /* output */
     CountRows out; /* the window results */
     int64_t *pw;
@@ -141,9 +149,10 @@ static inline u128 npow2(int64_t n) { return n - 1 + bitlen((u128)n) >= 128 ? NA
  * 2**128 is NANV: multiplied by a count of at least 1 it saturates it, as the count would be
  * past CAP. */
 static void bring(State *s, int j, Py_ssize_t w) {
+    const Py_ssize_t at = w * s->M + j;
+    if (s->done[at]) return;
     const Mem *m = &s->m[j];
     const int c = m->cls;
-    const Py_ssize_t at = w * s->M + j;
     const int64_t n = s->E[c] - s->snapE[at];
     /* regular: no other time stamp since the snapshot, so F, G are the snapshot's */
     const int regular = s->snapI[at] == s->irr[c];
@@ -203,10 +212,22 @@ static void bring(State *s, int j, Py_ssize_t w) {
     st[kb] = (A == NANV || sum == NANV) ? NANV : keep(A - sum);
 }
 
+/* whether every result column of member m's state st has an END count past CAP (NANV):
+ * its window's results are then past CAP for good */
+static int saturated(const Mem *m, const u128 *st) {
+    for (int a = 0; a <= m->nc; a++) {
+        int e = 0;
+        while (e < m->nends && st[m->ends[e] * m->stride + a] != NANV) e++;
+        if (e == m->nends) return 0;
+    }
+    return 1;
+}
+
 /* k simultaneous events of member j's variable v (not K) in slot w: every event extends the
  * trends before the time stamp (COGRA's simultaneous step) */
 static void own_step(State *s, int j, Py_ssize_t w, int v, int64_t k) {
     const Mem *m = &s->m[j];
+    if (s->done[w * s->M + j]) return;
     bring(s, j, w);
     s->steps++;
     u128 *st = s->st + w * s->size + m->off;
@@ -224,6 +245,10 @@ static void own_step(State *s, int j, Py_ssize_t w, int v, int64_t k) {
         mine[1 + c] = keep(r);
     }
     mine[0] = keep(add_exact(mine[0], mul_exact(sum, kk)));
+    if ((m->endmask >> v | m->endmask >> m->kv) & 1 && saturated(m, st)) {
+        s->done[w * s->M + j] = 1;
+        s->alive[j]--;
+    }
 }
 
 /* own_step for every open window, for a member without COUNT(E) keys (a stride of 1): the
@@ -233,8 +258,10 @@ static void own_steps_counts(State *s, int j, int v, int64_t k) {
     const Mem *m = &s->m[j];
     const int c = m->cls, kv = m->kv;
     const int64_t E = s->E[c], irr = s->irr[c];
+    const int watch = (m->endmask >> v | m->endmask >> kv) & 1; /* the step may saturate a result */
     for (int64_t x = s->lo; x < s->lo + s->count; x++) {
         const Py_ssize_t w = slot(s, x), at = w * s->M + j;
+        if (s->done[at]) continue;
         u128 *st = s->st + w * s->size + m->off;
         const int64_t n = E - s->snapE[at];
         if (s->snapI[at] != irr) {
@@ -260,6 +287,10 @@ static void own_steps_counts(State *s, int j, int v, int64_t k) {
         else if (p1 == -2)
             for (int a = 0; a < m->npred[v]; a++) sum = add_sat(sum, st[PRED(m, v, a)]);
         if (sum) st[v] = keep(add_exact(st[v], mul_exact(sum, (u128)k)));
+        if (watch && saturated(m, st)) {
+            s->done[at] = 1;
+            s->alive[j]--;
+        }
     }
 }
 
@@ -308,6 +339,7 @@ static void flush_all(State *s) {
  * k s to its count with s unchanged until the member's next other step or its class's next
  * K update, so consecutive ones wait and are applied as one step */
 static void own_events(State *s, int j, int v, int64_t c) {
+    if (!s->alive[j]) return; /* its results in every open window are past CAP */
     Mem *m = &s->m[j];
     if (s->pend_v[j] == v) {
         s->pend_k[j] += c;
@@ -355,6 +387,7 @@ static int close_window(State *s, int64_t k) {
     Py_ssize_t w = slot(s, k);
     for (int j = 0; j < s->M; j++) {
         Mem *m = &s->m[j];
+        if (!s->done[w * s->M + j]) s->alive[j]--;
         bring(s, j, w);
         const u128 *st = s->st + w * s->size + m->off;
         u128 res[MAXV + 1];
@@ -384,6 +417,8 @@ static void open_upto(State *s, int64_t kmin, int64_t kmax) {
         s->count++;
         Py_ssize_t w = slot(s, k);
         memset(s->st + w * s->size, 0, s->size * sizeof(u128));
+        memset(s->done + w * s->M, 0, s->M);
+        for (int j = 0; j < s->M; j++) s->alive[j]++;
         for (int j = 0; j < s->M; j++) {
             s->snapE[w * s->M + j] = s->E[s->m[j].cls];
             s->snapF[w * s->M + j] = s->F[s->m[j].cls];
@@ -478,6 +513,8 @@ static int parse_member(PyObject *o, Mem *m) {
     for (int a = 0; a < m->npred[m->kv]; a++)
         if (PRED(m, m->kv, a) != m->kv) m->other[m->nother++] = PRED(m, m->kv, a);
     m->startK = m->start[m->kv] ? 1 : 0;
+    m->endmask = 0;
+    for (int e = 0; e < m->nends; e++) m->endmask |= (uint64_t)1 << m->ends[e];
     m->kother1 = m->nother == 0 ? -1 : m->nother == 1 ? m->other[0] : -2;
     for (int v = 0; v < nv; v++) m->pred1[v] = m->npred[v] == 0 ? -1 : m->npred[v] == 1 ? PRED(m, v, 0) : -2;
     m->n1 = m->n0 = 0;
@@ -717,8 +754,10 @@ static PyObject *run(PyObject *Py_UNUSED(self), PyObject *args) {
     s.snapI = calloc(s.cap * s.M, sizeof(int64_t));
     s.wbursts = calloc(s.cap, sizeof(int64_t));
     s.wsnaps = calloc(s.cap, sizeof(int64_t));
+    s.done = calloc(s.cap * s.M, 1);
+    s.alive = calloc(s.M, sizeof(int));
     for (int j = 0; j < s.M; j++) s.pend_v[j] = -1;
-    if (!s.st || !s.snapE || !s.snapF || !s.snapG || !s.snapI || !s.wbursts || !s.wsnaps) {
+    if (!s.st || !s.snapE || !s.snapF || !s.snapG || !s.snapI || !s.wbursts || !s.wsnaps || !s.done || !s.alive) {
         PyErr_NoMemory();
         goto done;
     }
@@ -890,7 +929,7 @@ done:
     for (int j = 0; s.m && j < s.M; j++) free(s.m[j].block);
     FREE_ALL(kchain, place, s.E, s.pbits, s.snapE, kmv, omv, kmask, omask, chain_start, chain_cls, sub_start, sub_pairs, kcount, kfirst, cnt,
              touched, is_touched, s.m, s.cls_start, s.cls_members, s.F, s.G, s.st, s.snapF, s.snapG, s.snapI,
-             s.irr, s.pend_v, s.pend_k, s.pend_head, s.pend_next, s.listed, s.wbursts, s.wsnaps, s.pw);
+             s.irr, s.pend_v, s.pend_k, s.pend_head, s.pend_next, s.listed, s.wbursts, s.wsnaps, s.done, s.alive, s.pw);
     return result;
 }
 
