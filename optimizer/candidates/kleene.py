@@ -53,7 +53,12 @@ class Candidate:
     def forced_group(self, entries: Mapping[str, Mapping[str, Any]], queries: Sequence[str]) -> dict[str, Any]:
         """``queries`` sharing K whatever it costs, every burst shared, with the constants of
         the executor that will run it (the compiled pass for type-grained counts)."""
-        from trendlake.optimizer.cost import CLASS_UPDATE_COST, OWN_STEP_COST, PYTHON_SNAPSHOT_COST, SHARED_ROW_COST
+        from trendlake.optimizer.cost import (
+            CLASS_UPDATE_COST,
+            OWN_STEP_COST,
+            PYTHON_SNAPSHOT_COST,
+            SHARED_ROW_COST,
+        )
 
         if not self.graph and all(counts_only(entries[q]) for q in queries):
             parameters = {"snapshot_cost": PYTHON_SNAPSHOT_COST, "shared_row_cost": SHARED_ROW_COST,

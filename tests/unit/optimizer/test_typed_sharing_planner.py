@@ -18,7 +18,12 @@ import pytest
 from trendlake.datagen.streams import generate
 from trendlake.datagen.workloads import generate_workload
 from trendlake.jobs.statistics import file_statistics
-from trendlake.optimizer.cost import CLASS_UPDATE_COST, OWN_STEP_COST, PYTHON_SNAPSHOT_COST, SHARED_ROW_COST
+from trendlake.optimizer.cost import (
+    CLASS_UPDATE_COST,
+    OWN_STEP_COST,
+    PYTHON_SNAPSHOT_COST,
+    SHARED_ROW_COST,
+)
 from trendlake.schemas import load_stream_schema
 
 from trendlake import engine, optimizer
