@@ -43,6 +43,7 @@ __all__ = [
     "graph_cost",
     "hamlet_cost",
     "typed_pass_cost",
+    "typed_pass_parameters",
     "plan_cost",
     "rates_for",
     "selectivity",
@@ -219,6 +220,14 @@ def typed_pass_cost(
     The shared cost in steps is the queries' cost alone (``alone_steps``) times the ratio."""
     shared_rows = SHARED_ROW_COST * group_rows + CLASS_UPDATE_COST * updates + OWN_STEP_COST * own_steps
     return alone_steps * shared_rows / max(alone_rows, 1e-9), alone_steps
+
+
+def typed_pass_parameters() -> dict[str, float]:
+    """What a type-grained group on the compiled pass records in ``parameters``: the pass's
+    constants and, as ``snapshot_cost``, the Python executor's ``c`` (its per-burst
+    decision, should the Python executor run the group: the pass switched off or not built)."""
+    return {"snapshot_cost": PYTHON_SNAPSHOT_COST, "shared_row_cost": SHARED_ROW_COST,
+            "class_update_cost": CLASS_UPDATE_COST, "own_step_cost": OWN_STEP_COST}
 
 
 def graph_cost(

@@ -53,16 +53,10 @@ class Candidate:
     def forced_group(self, entries: Mapping[str, Mapping[str, Any]], queries: Sequence[str]) -> dict[str, Any]:
         """``queries`` sharing K whatever it costs, every burst shared, with the constants of
         the executor that will run it (the compiled pass for type-grained counts)."""
-        from trendlake.optimizer.cost import (
-            CLASS_UPDATE_COST,
-            OWN_STEP_COST,
-            PYTHON_SNAPSHOT_COST,
-            SHARED_ROW_COST,
-        )
+        from trendlake.optimizer.cost import PYTHON_SNAPSHOT_COST, typed_pass_parameters
 
         if not self.graph and all(counts_only(entries[q]) for q in queries):
-            parameters = {"snapshot_cost": PYTHON_SNAPSHOT_COST, "shared_row_cost": SHARED_ROW_COST,
-                          "class_update_cost": CLASS_UPDATE_COST, "own_step_cost": OWN_STEP_COST}
+            parameters = typed_pass_parameters()
         else:
             parameters = {"snapshot_cost": PYTHON_SNAPSHOT_COST}
         return group(entries, {q: self.variables[q] for q in queries}, self.type, graph=self.graph,

@@ -16,9 +16,10 @@ cost is below the non-shared one. A query is in at most one group.
 Two cost models, by the executor that will run the group:
 
 - counts only (the compiled shared pass, ``optimizer.cost.typed_pass_cost``): a
-  query stays when the rows it would visit alone exceed its own steps and its
-  class's coefficient updates in the pass; the group shares when the pass's
-  rows, updates and own steps cost less than the queries' rows alone. The pass
+  query stays when the rows it would visit alone exceed what it adds to the
+  pass (its share of its own types' rows, its own steps and its class
+  updates); the group shares when the pass's rows, updates and own steps cost
+  less than the queries' rows alone. The pass
   visits every row of the group's types once, at about 1.7 times a row of a
   query alone, so a group pays from a handful of queries on, or where the
   queries match most of the same rows;
@@ -47,6 +48,7 @@ from trendlake.optimizer.cost import (
     rates_for,
     selectivity,
     typed_pass_cost,
+    typed_pass_parameters,
 )
 
 
@@ -149,8 +151,8 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
             by_predicate.setdefault(key, []).append(q)
         classes = [(len(qs), match[qs[0]]) for qs in by_predicate.values()]
         if compiled:
-            group_types = set().union(*(types_of[q] for q in kept)) - {cand.type}
-            group_rows = (k_events + sum(max(rates[q].events.get(t, 0.0) for q in kept if t in types_of[q])
+            group_types = set().union(*(own_types[q] for q in kept))
+            group_rows = (k_events + sum(max(rates[q].events.get(t, 0.0) for q in kept if t in own_types[q])
                                          for t in group_types)) / windows
             shared, non_shared = typed_pass_cost(
                 sum(k_steps[q] + other[q] for q in kept), sum(rows[q] for q in kept), group_rows,
@@ -163,12 +165,7 @@ def _plan(entries: Mapping[str, dict[str, Any]], candidates: Candidates, statist
             )
         if shared >= non_shared:
             continue
-        # snapshot_cost: the c of the Python executor's per-burst decision (it runs a group the
-        # compiled pass does not)
-        parameters: dict[str, float] = {"snapshot_cost": PYTHON_SNAPSHOT_COST}
-        if compiled:
-            parameters.update(shared_row_cost=SHARED_ROW_COST, class_update_cost=CLASS_UPDATE_COST,
-                              own_step_cost=OWN_STEP_COST)
+        parameters = typed_pass_parameters() if compiled else {"snapshot_cost": PYTHON_SNAPSHOT_COST}
         groups.append(kleene.group(
             entries, kept, cand.type, graph=False, decision="dynamic" if dynamic else "static",
             same_predicates=len(by_predicate) == 1, parameters=parameters,

@@ -143,6 +143,27 @@ static inline u128 pow2(int64_t n) { return n >= 128 ? NANV : (u128)1 << n; }
 /* n 2**(n - 1) (n >= 1), the G of n time stamps of one event each; NANV past 2**128 */
 static inline u128 npow2(int64_t n) { return n - 1 + bitlen((u128)n) >= 128 ? NANV : (u128)n << (n - 1); }
 
+/* START (1 when K is START) plus the counts of K's predecessors other than itself, in the
+ * member's state st: what a trend of K extends from */
+static inline u128 k_base(const Mem *m, const u128 *st) {
+    u128 sum = (u128)m->startK;
+    if (m->kother1 >= 0) return add_sat(sum, st[m->kother1 * m->stride]);
+    if (m->kother1 == -2)
+        for (int a = 0; a < m->nother; a++) sum = add_sat(sum, st[m->other[a] * m->stride]);
+    return sum;
+}
+
+/* count(K) of a member without COUNT(E) keys, in slot w, brought over n time stamps of one
+ * event each: u = count(K) + sum becomes u 2**n, a shift */
+static inline void shift_k(State *s, const Mem *m, u128 *st, Py_ssize_t w, int64_t n) {
+    const u128 sum = k_base(m, st), u = add_sat(st[m->kv], sum);
+    if (!u) return;
+    s->snapshots++;
+    s->wsnaps[w]++;
+    const u128 A = n >= 128 ? NANV : shl_exact(u, (int)n);
+    st[m->kv] = (A == NANV || sum == NANV) ? NANV : keep(A - sum);
+}
+
 /* member j's state in slot w brought up to date with its class's coefficients. Since the
  * snapshot, the class saw n time stamps of one event (factor (2, 1) each: together (2**n,
  * n 2**(n - 1))) and others (F / F0, (G - G0 F1) / F0); the factors commute. A factor past
@@ -166,19 +187,16 @@ static void bring(State *s, int j, Py_ssize_t w) {
         s->snapI[at] = s->irr[c];
     }
     u128 *st = s->st + w * s->size + m->off;
+    if (regular && !m->nc) {
+        shift_k(s, m, st, w, n);
+        return;
+    }
     const int stride = m->stride, kb = m->kv * stride;
-    u128 sum = m->start[m->kv] ? 1 : 0;
-    for (int a = 0; a < m->nother; a++) sum = add_sat(sum, st[m->other[a] * stride]);
-    u128 u = add_sat(st[kb], sum);
+    const u128 sum = k_base(m, st), u = add_sat(st[kb], sum);
     if (u == 0) return;
     s->snapshots++;
     s->wsnaps[w]++;
     u128 F1, G1 = 0;
-    if (regular && !m->nc) { /* count(K) = u 2**n - sum: a shift */
-        u128 A = n >= 128 ? NANV : shl_exact(u, (int)n);
-        st[kb] = (A == NANV || sum == NANV) ? NANV : keep(A - sum);
-        return;
-    }
     if (regular) {
         F1 = pow2(n);
         if (m->needG) G1 = npow2(n);
@@ -212,15 +230,20 @@ static void bring(State *s, int j, Py_ssize_t w) {
     st[kb] = (A == NANV || sum == NANV) ? NANV : keep(A - sum);
 }
 
-/* whether every result column of member m's state st has an END count past CAP (NANV):
- * its window's results are then past CAP for good */
-static int saturated(const Mem *m, const u128 *st) {
+/* after a step of member j's variable v in its state st (slot at = w * M + j): the window is
+ * done for it once every result column has an END count past CAP (NANV), its results there
+ * past CAP for good; only a step of an END variable, or bringing K up to date when K is one,
+ * can get it there */
+static void check_done(State *s, int j, Py_ssize_t at, int v, const u128 *st) {
+    const Mem *m = &s->m[j];
+    if (!((m->endmask >> v | m->endmask >> m->kv) & 1)) return;
     for (int a = 0; a <= m->nc; a++) {
         int e = 0;
         while (e < m->nends && st[m->ends[e] * m->stride + a] != NANV) e++;
-        if (e == m->nends) return 0;
+        if (e == m->nends) return;
     }
-    return 1;
+    s->done[at] = 1;
+    s->alive[j]--;
 }
 
 /* k simultaneous events of member j's variable v (not K) in slot w: every event extends the
@@ -245,10 +268,7 @@ static void own_step(State *s, int j, Py_ssize_t w, int v, int64_t k) {
         mine[1 + c] = keep(r);
     }
     mine[0] = keep(add_exact(mine[0], mul_exact(sum, kk)));
-    if ((m->endmask >> v | m->endmask >> m->kv) & 1 && saturated(m, st)) {
-        s->done[w * s->M + j] = 1;
-        s->alive[j]--;
-    }
+    check_done(s, j, w * s->M + j, v, st);
 }
 
 /* own_step for every open window, for a member without COUNT(E) keys (a stride of 1): the
@@ -256,9 +276,8 @@ static void own_step(State *s, int j, Py_ssize_t w, int v, int64_t k) {
  * event (count(K) = u 2**n - sum, a shift) */
 static void own_steps_counts(State *s, int j, int v, int64_t k) {
     const Mem *m = &s->m[j];
-    const int c = m->cls, kv = m->kv;
+    const int c = m->cls;
     const int64_t E = s->E[c], irr = s->irr[c];
-    const int watch = (m->endmask >> v | m->endmask >> kv) & 1; /* the step may saturate a result */
     for (int64_t x = s->lo; x < s->lo + s->count; x++) {
         const Py_ssize_t w = slot(s, x), at = w * s->M + j;
         if (s->done[at]) continue;
@@ -268,17 +287,7 @@ static void own_steps_counts(State *s, int j, int v, int64_t k) {
             bring(s, j, w);
         } else if (n) {
             s->snapE[at] = E;
-            u128 sum = (u128)m->startK;
-            if (m->kother1 >= 0) sum = add_sat(sum, st[m->kother1]);
-            else if (m->kother1 == -2)
-                for (int a = 0; a < m->nother; a++) sum = add_sat(sum, st[m->other[a]]);
-            u128 u = add_sat(st[kv], sum);
-            if (u) {
-                s->snapshots++;
-                s->wsnaps[w]++;
-                u128 A = n >= 128 ? NANV : shl_exact(u, (int)n);
-                st[kv] = (A == NANV || sum == NANV) ? NANV : keep(A - sum);
-            }
+            shift_k(s, m, st, w, n);
         }
         s->steps++;
         u128 sum = m->start[v] ? 1 : 0;
@@ -287,10 +296,7 @@ static void own_steps_counts(State *s, int j, int v, int64_t k) {
         else if (p1 == -2)
             for (int a = 0; a < m->npred[v]; a++) sum = add_sat(sum, st[PRED(m, v, a)]);
         if (sum) st[v] = keep(add_exact(st[v], mul_exact(sum, (u128)k)));
-        if (watch && saturated(m, st)) {
-            s->done[at] = 1;
-            s->alive[j]--;
-        }
+        check_done(s, j, at, v, st);
     }
 }
 
